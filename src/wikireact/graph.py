@@ -1,0 +1,91 @@
+"""The ReAct loop as a LangGraph state machine: reason -> parse -> act -> observe -> reason.
+
+Routers:
+- `route_after_parse`: a new Search/Lookup goes to `act`; an invalid output, a Finish
+  or an action done before goes straight to `observe` (nothing is executed).
+- `route_after_observe`: back to `reason` while the episode runs; END once it is
+  finished, halted for repetition or out of budget.
+
+`graph` (module level, no checkpointer) is what `langgraph.json` serves; use
+`build_graph(checkpointer=...)` for standalone, resumable runs.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Literal
+
+from langchain_core.language_models import BaseChatModel
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+
+from wikireact.context import Context
+from wikireact.models import load_chat_model
+from wikireact.nodes import act, observe, parse, reason
+from wikireact.resources import Resources
+from wikireact.state import InputState, OutputState, State
+from wikireact.wiki.base import WikiSource
+from wikireact.wiki.factory import open_source
+
+
+def route_after_parse(state: State) -> Literal["act", "observe"]:
+    """Execute only a valid Search/Lookup that was not done before."""
+    action = state.get("action")
+    if action is None or action["name"] == "Finish":
+        return "observe"
+    if (state.get("action_counts") or {}).get(state.get("action_text", ""), 0) > 0:
+        return "observe"
+    return "act"
+
+
+def route_after_observe(state: State) -> Literal["reason", "__end__"]:
+    """Loop while the episode is running; stop when it has ended for any reason."""
+    return "reason" if state.get("status") == "running" else END
+
+
+def make_builder(resources: Resources | None = None) -> StateGraph:
+    """The uncompiled graph; `resources` fixes the model and/or source instead of `Context`."""
+    resources = resources or Resources()
+    builder = StateGraph(
+        State, context_schema=Context, input_schema=InputState, output_schema=OutputState
+    )
+    builder.add_node("reason", partial(reason, resources=resources))
+    builder.add_node("parse", parse)
+    builder.add_node("act", partial(act, resources=resources))
+    builder.add_node("observe", observe)
+    builder.add_edge(START, "reason")
+    builder.add_edge("reason", "parse")
+    builder.add_conditional_edges("parse", route_after_parse)
+    builder.add_edge("act", "observe")
+    builder.add_conditional_edges("observe", route_after_observe)
+    return builder
+
+
+def build_graph(
+    checkpointer: BaseCheckpointSaver | None = None,
+    *,
+    model: BaseChatModel | str | None = None,
+    wiki: WikiSource | str | None = None,
+    interrupt_before: list[str] | None = None,
+) -> CompiledStateGraph:
+    """Compile the ReAct graph.
+
+    Args:
+        checkpointer: e.g. `SqliteSaver(conn)`; makes every episode a resumable thread.
+        model: a LangChain chat model or a `provider:model` string; default: `Context.model`.
+        wiki: a `WikiSource` or a source string (`live`, `offline`, `PATH.db`);
+            default: `Context.wiki`.
+        interrupt_before: nodes to pause before (e.g. `["act"]`), for step-through.
+    """
+    resources = Resources(
+        model=load_chat_model(model) if isinstance(model, str) else model,
+        wiki=open_source(wiki) if isinstance(wiki, str) else wiki,
+    )
+    return make_builder(resources).compile(
+        checkpointer=checkpointer, interrupt_before=interrupt_before, name="wikireact"
+    )
+
+
+builder = make_builder()
+graph = builder.compile(name="wikireact")

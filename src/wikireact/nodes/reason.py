@@ -1,0 +1,62 @@
+"""`reason`: ask the model for the next Thought and Action."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from wikireact.context import Context, validate_question
+from wikireact.prompts import STOP_SEQUENCES, build_messages
+from wikireact.protocol import cut_at_observation
+from wikireact.resources import DEFAULT_RESOURCES, Resources, settings
+from wikireact.scripted import CALL_INDEX_KEY
+from wikireact.state import State
+
+_THINK_BLOCK = re.compile(r"<think>.*?(</think>|$)", re.DOTALL | re.IGNORECASE)
+
+
+class ModelCallError(RuntimeError):
+    """The model did not answer (after its client's own retries); the thread can be resumed."""
+
+
+def reason(
+    state: State, runtime: Runtime[Context], resources: Resources = DEFAULT_RESOURCES
+) -> dict[str, Any]:
+    """Build the prompt from the question and numbered history and call the chat model.
+
+    Stops at the next `Observation` and also cuts any observation the model wrote anyway,
+    so a made-up observation never enters the history.
+    """
+    context = settings(runtime)
+    question = validate_question(state.get("question"))
+    history = state.get("trajectory") or []
+    model = resources.chat_model(context)
+    messages = build_messages(question, history, context.method)
+    try:
+        reply = model.invoke(
+            messages,
+            stop=STOP_SEQUENCES,
+            config={"metadata": {CALL_INDEX_KEY: len(history)}, "run_name": "wikireact_model"},
+        )
+    except Exception as exc:
+        detail = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else ""
+        raise ModelCallError(
+            f"the model did not answer step {len(history) + 1} ({type(exc).__name__}: {detail})"
+        ) from exc
+    text = _THINK_BLOCK.sub("", reply.text).strip()
+    usage = getattr(reply, "usage_metadata", None) or {}
+    return {
+        "raw_output": cut_at_observation(text),
+        "tokens": {
+            "input_tokens": int(usage.get("input_tokens", 0)),
+            "output_tokens": int(usage.get("output_tokens", 0)),
+        },
+        "thought": "",
+        "action": None,
+        "action_text": "",
+        "format_error": None,
+        "observation": None,
+        "wiki_requests": 0,
+    }

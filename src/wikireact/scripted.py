@@ -1,0 +1,127 @@
+"""`ScriptedChatModel`: a chat model that replays scripted outputs (tests, demos, bug reports).
+
+The i-th model call of an episode gets output i. The index comes from the episode's
+own history (the `reason` node passes it as run metadata), not from a per-process
+counter, so a resumed episode continues its script where it stopped. Calls without
+that metadata (e.g. outside the graph) use an internal counter.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from pydantic import ConfigDict, Field, PrivateAttr
+
+CALL_INDEX_KEY = "wikireact_call_index"
+
+
+class ScriptExhaustedError(RuntimeError):
+    """Raised when a script is asked for more outputs than it holds."""
+
+
+def count_tokens(text: str) -> int:
+    """A cheap, deterministic token estimate (whitespace-separated words)."""
+    return len(text.split())
+
+
+class ScriptedChatModel(BaseChatModel):
+    """Replays `outputs` in order, honouring `stop`, reporting usage, optionally slow or failing."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    outputs: list[str]
+    """The outputs, one per model call of an episode."""
+    delay_s: float = 0.0
+    """Seconds to wait on every call (to imitate a real model's latency)."""
+    errors: dict[int, Any] = Field(default_factory=dict)
+    """Call index -> exception (instance, or a callable returning one) to raise on that call."""
+    _fallback_calls: int = PrivateAttr(default=0)
+    _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> ScriptedChatModel:
+        """Load a script: a JSON list of outputs, or `{"outputs": [...], "delay_s": 0.2}`."""
+        try:
+            data = json.loads(Path(path).read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise ValueError(f"script file not found: {path}") from None
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise ValueError(f"cannot read script file {path}: {exc}") from None
+        if isinstance(data, list):
+            data = {"outputs": data}
+        if not isinstance(data, Mapping) or not _is_str_list(data.get("outputs")):
+            raise ValueError(f"script file {path} must hold a list of strings or {{\"outputs\": [...]}}")
+        return cls(outputs=list(data["outputs"]), delay_s=float(data.get("delay_s", 0.0)))
+
+    @property
+    def _llm_type(self) -> str:
+        return "wikireact-scripted"
+
+    def _index(self, run_manager: CallbackManagerForLLMRun | AsyncCallbackManagerForLLMRun | None) -> int:
+        metadata = getattr(run_manager, "metadata", None) or {}
+        if CALL_INDEX_KEY in metadata:
+            return int(metadata[CALL_INDEX_KEY])
+        with self._lock:
+            index = self._fallback_calls
+            self._fallback_calls += 1
+        return index
+
+    def _respond(self, index: int, messages: Sequence[BaseMessage], stop: list[str] | None) -> ChatResult:
+        if index in self.errors:
+            error = self.errors[index]
+            raise error() if callable(error) and not isinstance(error, BaseException) else error
+        if index >= len(self.outputs):
+            raise ScriptExhaustedError(
+                f"the script has {len(self.outputs)} outputs; call {index + 1} has none"
+            )
+        text = self.outputs[index]
+        for token in stop or []:
+            cut = text.find(token)
+            if cut != -1:
+                text = text[:cut]
+        prompt = "\n".join(str(m.content) for m in messages)
+        usage = {
+            "input_tokens": count_tokens(prompt),
+            "output_tokens": count_tokens(text),
+            "total_tokens": count_tokens(prompt) + count_tokens(text),
+        }
+        message = AIMessage(content=text, usage_metadata=usage)  # type: ignore[arg-type]
+        return ChatResult(generations=[ChatGeneration(message=message)])
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        index = self._index(run_manager)
+        if self.delay_s:
+            time.sleep(self.delay_s)
+        return self._respond(index, messages, stop)
+
+    async def _agenerate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        index = self._index(run_manager)
+        if self.delay_s:
+            await asyncio.sleep(self.delay_s)
+        return self._respond(index, messages, stop)
+
+
+def _is_str_list(value: object) -> bool:
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)

@@ -1,0 +1,104 @@
+"""The typed state of a ReAct episode, and its input and output schemas.
+
+Append-only and rarely-changing large channels (`trajectory`, `usage`,
+`page_sentences`) are `DeltaChannel`s: a checkpointer stores each write once and
+rebuilds the value by replaying writes, instead of re-storing the whole list in every
+checkpoint (see bench/checkpoint_growth.py). Readers see ordinary lists.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Annotated, Literal, TypedDict
+
+from langgraph.channels import DeltaChannel
+
+Status = Literal["running", "finished", "budget_exhausted", "repetition_halted"]
+
+
+def append_items(current: list, batches: Sequence[list]) -> list:
+    """Reducer for append-only lists: concatenate every written batch."""
+    out = list(current)
+    for batch in batches:
+        out.extend(batch)
+    return out
+
+
+def replace_value(current: list, writes: Sequence[list]) -> list:
+    """Reducer for a list replaced wholesale: the last write wins."""
+    return list(writes[-1]) if writes else current
+
+
+class ActionDict(TypedDict):
+    """A parsed action as stored in state: `Search`, `Lookup` or `Finish` and its argument."""
+
+    name: Literal["Search", "Lookup", "Finish"]
+    argument: str
+
+
+class Step(TypedDict):
+    """One completed step of the episode (the history shown to the model)."""
+
+    thought: str
+    """The model's reasoning for this step ('' in the Act-only method)."""
+    action: str
+    """The action as text, e.g. `Search[Ed Wood]`, or the invalid text that was rejected."""
+    observation: str
+    """What the environment (or the format checker) answered."""
+    raw: str
+    """The model's raw output for this step, after cutting any made-up observation."""
+
+
+class StepUsage(TypedDict):
+    """Token usage and Wikipedia requests of one step."""
+
+    step: int
+    input_tokens: int
+    output_tokens: int
+    wiki_requests: int
+
+
+class InputState(TypedDict):
+    """What a caller provides: the question only."""
+
+    question: str
+
+
+class OutputState(TypedDict):
+    """What a caller gets back."""
+
+    answer: str | None
+    """The Finish argument, or None when the episode ended without one."""
+    status: Status
+    steps: int
+    trajectory: Annotated[list[Step], DeltaChannel(append_items)]
+    usage: Annotated[list[StepUsage], DeltaChannel(append_items)]
+
+
+class State(InputState, OutputState, total=False):
+    """The full state of an episode (what `get_state` and Studio show)."""
+
+    page_title: str | None
+    """Title of the page opened by the last successful Search; None before or after a miss."""
+    page_sentences: Annotated[list[str], DeltaChannel(replace_value)]
+    """All sentences of the current page (Lookup reads them)."""
+    lookup_cursors: dict[str, int]
+    """Per lowercased keyword, how many of its matches have been shown so far."""
+    action_counts: dict[str, int]
+    """How many times each action (e.g. `Search[Ed Wood]`) has been proposed."""
+    raw_output: str
+    """The current step's model text (cut at any made-up observation)."""
+    thought: str
+    """The current step's thought."""
+    action: ActionDict | None
+    """The current step's parsed action, or None when the format was invalid."""
+    action_text: str
+    """The current step's action as text (`Search[Ed Wood]`), or what the model attempted."""
+    format_error: str | None
+    """Why the current step's output could not be parsed, if it could not."""
+    observation: str | None
+    """The environment's answer to the current step's action (set by `act`)."""
+    tokens: dict[str, int]
+    """The current step's model token usage (`input_tokens`, `output_tokens`)."""
+    wiki_requests: int
+    """Requests the current step's action made to the Wikipedia source."""

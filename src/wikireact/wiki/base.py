@@ -1,0 +1,47 @@
+"""What every Wikipedia source returns, and the interface they share."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol
+
+
+@dataclass(frozen=True)
+class Page:
+    """A page found by its title (after redirects): its canonical title and plain text."""
+
+    title: str
+    text: str
+
+
+@dataclass(frozen=True)
+class Disambiguation:
+    """A disambiguation page: the titles it lists."""
+
+    title: str
+    options: list[str] = field(default_factory=list)
+
+
+class WikiUnavailableError(Exception):
+    """The source could not answer (network, timeout, bad reply, unreadable file).
+
+    Its message is written for the model and the user, e.g.
+    `Wikipedia is unavailable right now (timeout after 10 s).`
+    """
+
+
+class WikiSource(Protocol):
+    """A source of Wikipedia pages: the live API, a snapshot, or a test double."""
+
+    @property
+    def requests(self) -> int:
+        """How many requests to the outside world this source has made so far."""
+        ...
+
+    def fetch(self, title: str) -> Page | Disambiguation | None:
+        """The page with exactly this title (redirects followed), or None if there is none."""
+        ...
+
+    def similar(self, query: str, limit: int = 5) -> list[str]:
+        """Up to `limit` titles matching `query`, best first."""
+        ...

@@ -1,0 +1,47 @@
+"""Open a Wikipedia source from its name: `live`, `offline`, `record:PATH.db` or `PATH.db`."""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+from platformdirs import user_cache_dir
+
+from wikireact.wiki.base import WikiSource
+
+
+class WikiConfigurationError(ValueError):
+    """The wiki setting names no usable source (unknown name, unreadable snapshot)."""
+
+
+def default_cache_path() -> Path:
+    """The on-disk cache of live pages and searches, shared by the CLI and the eval."""
+    return Path(user_cache_dir("wikireact")) / "live-cache.db"
+
+
+@functools.lru_cache(maxsize=16)
+def open_source(spec: str) -> WikiSource:
+    """The source named by `spec` (opened once per process and shared)."""
+    from wikireact.wiki.snapshot import SnapshotSource
+
+    spec = spec.strip()
+    if spec == "live":
+        return _cached_live(default_cache_path())
+    if spec.startswith("record:"):
+        return _cached_live(Path(spec.removeprefix("record:")))
+    if spec == "offline":
+        from wikireact.wiki.offline_corpus import ensure_offline_snapshot
+
+        return SnapshotSource.open(ensure_offline_snapshot())
+    if spec.endswith(".db") or Path(spec).exists():
+        return SnapshotSource.open(Path(spec))
+    raise WikiConfigurationError(
+        f"unknown wiki source {spec!r}: use live, offline, record:PATH.db or a snapshot PATH.db"
+    )
+
+
+def _cached_live(path: Path) -> WikiSource:
+    from wikireact.wiki.live import CachedSource, LiveSource
+    from wikireact.wiki.snapshot import SnapshotStore
+
+    return CachedSource(LiveSource(), SnapshotStore.create(path))
