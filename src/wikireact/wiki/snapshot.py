@@ -1,0 +1,286 @@
+"""A Wikipedia snapshot in one SQLite file: page texts, redirects, disambiguations, recorded
+searches, and an FTS5 index for `Similar:`.
+
+`SnapshotStore` reads and writes the file; `SnapshotSource` serves it as a `WikiSource`
+(exact title first, then case/whitespace-insensitive). The live cache and the record
+mode write the same format, so anything fetched live can be replayed offline.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import threading
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+from wikireact.wiki.base import Disambiguation, Page
+
+SCHEMA_VERSION = 1
+MAX_REDIRECT_HOPS = 5
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS pages(
+    id INTEGER PRIMARY KEY,
+    title TEXT NOT NULL UNIQUE,
+    norm_title TEXT NOT NULL,
+    kind TEXT NOT NULL CHECK (kind IN ('page', 'redirect', 'disambiguation', 'missing')),
+    body TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS pages_norm ON pages(norm_title);
+CREATE TABLE IF NOT EXISTS searches(query TEXT PRIMARY KEY, titles TEXT NOT NULL);
+CREATE VIRTUAL TABLE IF NOT EXISTS pages_fts USING fts5(
+    title, body, content='pages', content_rowid='id', tokenize='unicode61 remove_diacritics 2'
+);
+"""
+
+
+class SnapshotError(ValueError):
+    """The file is missing, unreadable, not a snapshot, or from a newer wikireact."""
+
+
+def normalize_title(title: str) -> str:
+    """Case- and whitespace-insensitive form of a title (underscores count as spaces)."""
+    return " ".join(title.replace("_", " ").split()).casefold()
+
+
+class SnapshotStore:
+    """Read/write access to one snapshot file (safe to share between threads)."""
+
+    def __init__(self, conn: sqlite3.Connection, path: Path) -> None:
+        """Wrap an open connection; use `create` or `open_readonly`."""
+        self.conn = conn
+        self.path = path
+        self._lock = threading.RLock()
+
+    @classmethod
+    def create(cls, path: Path) -> SnapshotStore:
+        """Open `path` for writing, creating the file and its schema if needed."""
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(path, timeout=30, check_same_thread=False, isolation_level=None)
+            conn.execute("PRAGMA journal_mode=WAL")
+            _check_version(conn, path)
+            conn.executescript(_SCHEMA)
+            conn.execute(
+                "INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
+            )
+        except (sqlite3.Error, OSError) as exc:
+            raise SnapshotError(f"cannot write snapshot {path}: {exc}") from None
+        return cls(conn, path)
+
+    @classmethod
+    def open_readonly(cls, path: Path) -> SnapshotStore:
+        """Open an existing snapshot for reading only."""
+        if not path.is_file():
+            raise SnapshotError(f"snapshot not found: {path}")
+        try:
+            conn = sqlite3.connect(
+                f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=30, check_same_thread=False
+            )
+            _check_version(conn, path)
+            conn.execute("SELECT 1 FROM pages LIMIT 1").fetchall()
+        except sqlite3.Error as exc:
+            raise SnapshotError(f"{path} is not a readable wikireact snapshot ({exc})") from None
+        return cls(conn, path)
+
+    def meta(self, key: str) -> str | None:
+        """A value of the snapshot's metadata (e.g. `snapshot_id`)."""
+        with self._lock:
+            row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def set_meta(self, key: str, value: str) -> None:
+        """Set a metadata value."""
+        with self._lock:
+            self.conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
+
+    def row(self, title: str, *, fuzzy: bool) -> tuple[str, str, str] | None:
+        """`(title, kind, body)` for an exact title, else (if fuzzy) a normalized match."""
+        with self._lock:
+            found = self.conn.execute(
+                "SELECT title, kind, body FROM pages WHERE title = ?", (title,)
+            ).fetchone()
+            if found is None and fuzzy:
+                found = self.conn.execute(
+                    "SELECT title, kind, body FROM pages WHERE norm_title = ? AND kind != 'missing' "
+                    "ORDER BY kind = 'page' DESC, id LIMIT 1",
+                    (normalize_title(title),),
+                ).fetchone()
+        return found
+
+    def lookup(self, title: str, *, fuzzy: bool) -> tuple[bool, Page | Disambiguation | None]:
+        """`(known, result)`: whether the title has a row, and the page it leads to.
+
+        Redirects are followed exactly; a `missing` row is known and leads to None.
+        """
+        wanted = title
+        for _ in range(MAX_REDIRECT_HOPS):
+            row = self.row(wanted, fuzzy=fuzzy)
+            if row is None:
+                return wanted != title, None
+            found_title, kind, body = row
+            if kind == "page":
+                return True, Page(found_title, body)
+            if kind == "disambiguation":
+                return True, Disambiguation(found_title, json.loads(body))
+            if kind == "missing":
+                return True, None
+            wanted, fuzzy = body, False
+        return True, None
+
+    def put_many(self, rows: Iterable[tuple[str, str, str]]) -> tuple[int, int]:
+        """Insert or update `(title, kind, body)` rows in one transaction; return (added, changed)."""
+        added = changed = 0
+        with self._lock:
+            self.conn.execute("BEGIN IMMEDIATE")
+            try:
+                for title, kind, body in rows:
+                    old = self.conn.execute(
+                        "SELECT id, kind, body FROM pages WHERE title = ?", (title,)
+                    ).fetchone()
+                    if old is not None and (old[1], old[2]) == (kind, body):
+                        continue
+                    if old is not None:
+                        self._unindex(old[0], title, old[1], old[2])
+                        self.conn.execute(
+                            "UPDATE pages SET kind = ?, body = ? WHERE id = ?", (kind, body, old[0])
+                        )
+                        row_id, changed = old[0], changed + 1
+                    else:
+                        row_id = self.conn.execute(
+                            "INSERT INTO pages(title, norm_title, kind, body) VALUES (?, ?, ?, ?)",
+                            (title, normalize_title(title), kind, body),
+                        ).lastrowid
+                        added += 1
+                    if kind == "page":
+                        self.conn.execute(
+                            "INSERT INTO pages_fts(rowid, title, body) VALUES (?, ?, ?)",
+                            (row_id, title, body),
+                        )
+                self.conn.execute("COMMIT")
+            except BaseException:
+                self.conn.execute("ROLLBACK")
+                raise
+        return added, changed
+
+    def _unindex(self, row_id: int, title: str, kind: str, body: str) -> None:
+        if kind == "page":
+            self.conn.execute(
+                "INSERT INTO pages_fts(pages_fts, rowid, title, body) VALUES ('delete', ?, ?, ?)",
+                (row_id, title, body),
+            )
+
+    def put_page(self, page: Page, requested: str | None = None) -> None:
+        """Store a page, plus a redirect from the requested title when it differs."""
+        rows = [(page.title, "page", page.text)]
+        if requested and requested != page.title:
+            rows.append((requested, "redirect", page.title))
+        self.put_many(rows)
+
+    def recorded_search(self, query: str) -> list[str] | None:
+        """Titles recorded for this exact search query, if it was recorded."""
+        with self._lock:
+            row = self.conn.execute("SELECT titles FROM searches WHERE query = ?", (query,)).fetchone()
+        return json.loads(row[0]) if row else None
+
+    def record_search(self, query: str, titles: list[str]) -> None:
+        """Remember the titles a search returned."""
+        with self._lock:
+            self.conn.execute(
+                "INSERT OR REPLACE INTO searches VALUES (?, ?)", (query, json.dumps(titles))
+            )
+
+    def full_text_search(self, query: str, limit: int) -> list[str]:
+        """Titles of pages matching any word of `query`, title matches weighted highest."""
+        words = [w for w in _words(query) if w]
+        if not words:
+            return []
+        match = " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
+        with self._lock:
+            rows = self.conn.execute(
+                "SELECT title FROM pages_fts WHERE pages_fts MATCH ? "
+                "ORDER BY bm25(pages_fts, 10.0, 1.0) LIMIT ?",
+                (match, limit),
+            ).fetchall()
+        return [r[0] for r in rows]
+
+    def content_hash(self) -> str:
+        """A short hash of every row, identifying the snapshot's content."""
+        digest = hashlib.sha256()
+        with self._lock:
+            for title, kind, body in self.conn.execute(
+                "SELECT title, kind, body FROM pages ORDER BY title"
+            ):
+                digest.update(f"{title}\x00{kind}\x00{body}\x01".encode())
+        return digest.hexdigest()[:16]
+
+    def count(self, kind: str = "page") -> int:
+        """Number of rows of a kind."""
+        with self._lock:
+            return int(self.conn.execute("SELECT count(*) FROM pages WHERE kind = ?", (kind,)).fetchone()[0])
+
+
+def _words(text: str) -> Iterator[str]:
+    current = []
+    for ch in text:
+        if ch.isalnum():
+            current.append(ch)
+        elif current:
+            yield "".join(current)
+            current = []
+    if current:
+        yield "".join(current)
+
+
+def _check_version(conn: sqlite3.Connection, path: Path) -> None:
+    has_meta = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'"
+    ).fetchone()
+    if not has_meta:
+        return
+    row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    if row and int(row[0]) > SCHEMA_VERSION:
+        raise SnapshotError(
+            f"{path} was written by a newer wikireact (schema {row[0]}, this one reads "
+            f"{SCHEMA_VERSION}); upgrade wikireact"
+        )
+
+
+class SnapshotSource:
+    """A `WikiSource` served from a snapshot file, with no network."""
+
+    def __init__(self, store: SnapshotStore) -> None:
+        """Serve pages from `store`."""
+        self.store = store
+        self._requests = 0
+
+    @classmethod
+    def open(cls, path: Path) -> SnapshotSource:
+        """Open the snapshot at `path` read-only."""
+        return cls(SnapshotStore.open_readonly(path))
+
+    @property
+    def requests(self) -> int:
+        """Snapshot look-ups made (a snapshot never touches the network)."""
+        return self._requests
+
+    @property
+    def snapshot_id(self) -> str | None:
+        """The content hash recorded when the snapshot was built."""
+        return self.store.meta("snapshot_id")
+
+    def fetch(self, title: str) -> Page | Disambiguation | None:
+        """Exact title first, then case/whitespace-insensitive; redirects followed."""
+        self._requests += 1
+        return self.store.lookup(title, fuzzy=True)[1]
+
+    def similar(self, query: str, limit: int = 5) -> list[str]:
+        """Recorded results for this query if any, else full-text search."""
+        self._requests += 1
+        recorded = self.store.recorded_search(query)
+        if recorded is not None:
+            return recorded[:limit]
+        return self.store.full_text_search(query, limit)
