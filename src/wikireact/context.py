@@ -94,7 +94,7 @@ class Context:
             raise ValueError(f"method must be react or act, got {self.method!r}")
 
     def as_dict(self) -> dict[str, Any]:
-        """The settings as a plain dict (stored with a thread so `resume` can reuse them)."""
+        """Return the settings as a plain dict (stored with a thread so `resume` can reuse them)."""
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
 

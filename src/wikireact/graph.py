@@ -17,7 +17,7 @@ from typing import Literal
 
 from langchain_core.language_models import BaseChatModel
 from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.graph import END, START, StateGraph
+from langgraph.graph import START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
 from wikireact.context import Context
@@ -41,11 +41,11 @@ def route_after_parse(state: State) -> Literal["act", "observe"]:
 
 def route_after_observe(state: State) -> Literal["reason", "__end__"]:
     """Loop while the episode is running; stop when it has ended for any reason."""
-    return "reason" if state.get("status") == "running" else END
+    return "reason" if state.get("status") == "running" else "__end__"
 
 
-def make_builder(resources: Resources | None = None) -> StateGraph:
-    """The uncompiled graph; `resources` fixes the model and/or source instead of `Context`."""
+def make_builder(resources: Resources | None = None) -> StateGraph[State, Context, InputState, OutputState]:
+    """Return the uncompiled graph; `resources` fixes the model and/or source instead of `Context`."""
     resources = resources or Resources()
     builder = StateGraph(
         State, context_schema=Context, input_schema=InputState, output_schema=OutputState
@@ -68,7 +68,7 @@ def build_graph(
     model: BaseChatModel | str | None = None,
     wiki: WikiSource | str | None = None,
     interrupt_before: list[str] | None = None,
-) -> CompiledStateGraph:
+) -> CompiledStateGraph[State, Context, InputState, OutputState]:
     """Compile the ReAct graph.
 
     Args:

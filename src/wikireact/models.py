@@ -74,14 +74,15 @@ def _load_script(path: str, mtime_ns: int) -> ScriptedChatModel:
 def _groq(name: str) -> BaseChatModel:
     from langchain_groq import ChatGroq
 
-    extra = {"reasoning_effort": "none"} if name.startswith("qwen/") else {}
-    return ChatGroq(  # type: ignore[call-arg]
+    # Qwen 3.x on Groq accepts reasoning_effort="none" (answer without a thinking phase);
+    # other Groq models take low/medium/high or nothing, so it is only sent to Qwen.
+    return ChatGroq(
         model=name,
         temperature=0,
         max_tokens=MAX_OUTPUT_TOKENS,
         timeout=MODEL_TIMEOUT_S,
         max_retries=MODEL_MAX_RETRIES,
-        **extra,
+        reasoning_effort="none" if name.startswith("qwen/") else None,
     )
 
 

@@ -12,7 +12,7 @@ import unicodedata
 from collections.abc import Sequence
 from typing import Literal
 
-from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
 from wikireact.state import Step
 
@@ -100,37 +100,49 @@ def sanitize_observation(text: str) -> str:
     return " ".join(text.split())
 
 
-def render_step(number: int, step: Step, method: Literal["react", "act"]) -> str:
-    """Render one completed step of the history as the model sees it."""
-    lines = []
-    if method == "react":
-        lines.append(f"Thought {number}: {step['thought']}")
-    lines.append(f"Action {number}: {step['action']}")
-    if step["observation"]:
-        lines.append(f"Observation {number}: {OPEN_QUOTE}{step['observation']}{CLOSE_QUOTE}")
-    return "\n".join(lines)
+def render_action(number: int, step: Step, method: Literal["react", "act"]) -> str:
+    """Return the model's side of a step: `Thought N: ...` (ReAct only) and `Action N: ...`."""
+    action = f"Action {number}: {step['action']}"
+    return f"Thought {number}: {step['thought']}\n{action}" if method == "react" else action
 
 
-def _render_examples(method: Literal["react", "act"]) -> str:
-    blocks = []
-    for question, steps in _EXAMPLES:
-        rendered = [
-            render_step(i, Step(thought=t, action=a, observation=o, raw=""), method)
-            for i, (t, a, o) in enumerate(steps, start=1)
-        ]
-        blocks.append(f"Question: {question}\n" + "\n".join(rendered))
-    return "\n\n".join(blocks)
+def render_observation(number: int, observation: str) -> str:
+    """Return the environment's side of a step, fenced as untrusted quoted text."""
+    return f"Observation {number}: {OPEN_QUOTE}{observation}{CLOSE_QUOTE}"
+
+
+def _episode_turns(
+    question: str, steps: Sequence[Step], method: Literal["react", "act"]
+) -> list[BaseMessage]:
+    """Return a question and its steps as alternating turns: model = actions, user = observations."""
+    turns: list[BaseMessage] = [HumanMessage(f"Question: {question}")]
+    for number, step in enumerate(steps, start=1):
+        turns.append(AIMessage(render_action(number, step, method)))
+        if step["observation"]:
+            turns.append(HumanMessage(render_observation(number, step["observation"])))
+    return turns
+
+
+_EXAMPLE_STEPS = [
+    (question, [Step(thought=t, action=a, observation=o, raw="") for t, a, o in steps])
+    for question, steps in _EXAMPLES
+]
 
 
 def build_messages(
     question: str, history: Sequence[Step], method: Literal["react", "act"] = "react"
 ) -> list[BaseMessage]:
-    """The chat messages for the next step: instruction and examples, then question and history."""
+    """Return the chat messages for the next step.
+
+    The instruction, then each few-shot example and finally this episode as alternating
+    turns: the model's turns hold its Thought/Action lines, the user's turns hold the
+    question and the fenced observations. The model answers with the next step.
+    """
     instruction = INSTRUCTION if method == "react" else ACT_INSTRUCTION
-    system = f"{instruction}\n\nHere are examples.\n\n{_render_examples(method)}"
-    n = len(history) + 1
-    body = [f"Question: {question}"]
-    body += [render_step(i, step, method) for i, step in enumerate(history, start=1)]
-    cue = f"Thought {n} and Action {n}" if method == "react" else f"Action {n}"
-    body.append(f"\nWrite {cue} now.")
-    return [SystemMessage(system), HumanMessage("\n".join(body))]
+    messages: list[BaseMessage] = [SystemMessage(instruction)]
+    for example_question, example_steps in _EXAMPLE_STEPS:
+        messages += _episode_turns(example_question, example_steps, method)
+    messages += _episode_turns(question, history, method)
+    if isinstance(messages[-1], AIMessage):  # the last step had no observation (never in practice)
+        messages.append(HumanMessage("Observation: «»"))
+    return messages

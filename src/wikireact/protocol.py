@@ -21,7 +21,7 @@ VALID_ACTIONS_HINT = (
 
 _OBSERVATION_LINE = re.compile(r"^\s*[*_`>#]*\s*observation\b", re.IGNORECASE | re.MULTILINE)
 _ACTION_LABEL = re.compile(r"^\s*[*_`>#]*\s*action\s*\d*\s*[*_`]*\s*:\s*(.*)$", re.IGNORECASE)
-_THOUGHT_LABEL = re.compile(r"^\s*[*_`>#]*\s*thought\s*\d*\s*[*_`]*\s*:\s*", re.IGNORECASE)
+_THOUGHT_LABEL = re.compile(r"^\s*[*_`>#]*\s*thought\s*\d*\s*[*_`]*\s*:[*_`\s]*", re.IGNORECASE)
 _VERB_CALL = re.compile(r"([A-Za-z]+)\s*\[")
 _ANY_ACTION = re.compile(r"\b(search|lookup|finish)\s*\[", re.IGNORECASE)
 _QUOTES = "\"'`“”‘’«»"

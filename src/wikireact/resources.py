@@ -21,11 +21,11 @@ class Resources:
     wiki: WikiSource | None = None
 
     def chat_model(self, context: Context) -> BaseChatModel:
-        """The chat model for this run."""
+        """Return the chat model for this run."""
         return self.model if self.model is not None else load_chat_model(context.model)
 
     def wiki_source(self, context: Context) -> WikiSource:
-        """The Wikipedia source for this run."""
+        """Return the Wikipedia source for this run."""
         return self.wiki if self.wiki is not None else open_source(context.wiki)
 
 
@@ -33,7 +33,7 @@ DEFAULT_RESOURCES = Resources()
 
 
 def settings(runtime: Runtime[Context]) -> Context:
-    """The run's `Context`, or the environment's defaults when the caller passed none."""
+    """Return the run's `Context`, or the environment's defaults when the caller passed none."""
     context = runtime.context
     if context is None:
         return Context()

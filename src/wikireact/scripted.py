@@ -30,7 +30,7 @@ class ScriptExhaustedError(RuntimeError):
 
 
 def count_tokens(text: str) -> int:
-    """A cheap, deterministic token estimate (whitespace-separated words)."""
+    """Return a cheap, deterministic token estimate (whitespace-separated words)."""
     return len(text.split())
 
 
@@ -95,7 +95,7 @@ class ScriptedChatModel(BaseChatModel):
             "output_tokens": count_tokens(text),
             "total_tokens": count_tokens(prompt) + count_tokens(text),
         }
-        message = AIMessage(content=text, usage_metadata=usage)  # type: ignore[arg-type]
+        message = AIMessage(content=text, usage_metadata=usage)
         return ChatResult(generations=[ChatGeneration(message=message)])
 
     def _generate(

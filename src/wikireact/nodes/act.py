@@ -73,7 +73,7 @@ def act(
 
 
 def _apply_decision(action: Action, decision: Any) -> Action | str:
-    """The action to run after a human's decision, or the observation of a rejection."""
+    """Return the action to run after a human's decision, or the observation of a rejection."""
     if decision is True or decision is None or decision in ("y", "yes", "approve"):
         return action
     if isinstance(decision, dict):

@@ -39,7 +39,7 @@ class WikiSource(Protocol):
         ...
 
     def fetch(self, title: str) -> Page | Disambiguation | None:
-        """The page with exactly this title (redirects followed), or None if there is none."""
+        """Return the page with exactly this title (redirects followed), or None if there is none."""
         ...
 
     def similar(self, query: str, limit: int = 5) -> list[str]:

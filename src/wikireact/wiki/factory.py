@@ -15,13 +15,13 @@ class WikiConfigurationError(ValueError):
 
 
 def default_cache_path() -> Path:
-    """The on-disk cache of live pages and searches, shared by the CLI and the eval."""
+    """Return the on-disk cache of live pages and searches, shared by the CLI and the eval."""
     return Path(user_cache_dir("wikireact")) / "live-cache.db"
 
 
 @functools.lru_cache(maxsize=16)
 def open_source(spec: str) -> WikiSource:
-    """The source named by `spec` (opened once per process and shared)."""
+    """Return the source named by `spec` (opened once per process and shared)."""
     from wikireact.wiki.snapshot import SnapshotSource
 
     spec = spec.strip()

@@ -17,6 +17,7 @@ import ijson
 
 from wikireact.wiki.snapshot import SnapshotError, SnapshotStore
 
+
 @dataclass
 class ImportStats:
     """What an import did."""

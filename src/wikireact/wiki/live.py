@@ -115,7 +115,7 @@ _active_transport: contextvars.ContextVar[Transport] = contextvars.ContextVar("w
 
 
 def _dispatch(params: dict[str, Any]) -> dict[str, Any]:
-    """Replacement for `wikipedia.wikipedia._wiki_request`: route to the active transport."""
+    """Replace `wikipedia.wikipedia._wiki_request`, routing to the active transport."""
     transport = _active_transport.get(None)
     if transport is None:
         transport = Transport()
@@ -153,7 +153,7 @@ class LiveSource:
             raise WikiUnavailableError(
                 f"Wikipedia is unavailable right now (timeout after {self.transport.timeout_s:g} s)."
             ) from None
-        except (KeyError, ValueError, TypeError, AttributeError, IndexError,
+        except (KeyError, ValueError, TypeError, AttributeError, IndexError, AssertionError,
                 wikipedia.exceptions.WikipediaException) as exc:
             raise WikiUnavailableError(
                 f"Wikipedia sent a reply that could not be read ({type(exc).__name__})."
@@ -162,7 +162,7 @@ class LiveSource:
             _active_transport.reset(token)
 
     def fetch(self, title: str) -> Page | Disambiguation | None:
-        """The page with exactly this title (redirects followed, no auto-suggest)."""
+        """Return the page with exactly this title (redirects followed, no auto-suggest)."""
         with self._active():
             try:
                 page = wikipedia.page(title, auto_suggest=False, redirect=True)
@@ -175,7 +175,9 @@ class LiveSource:
     def similar(self, query: str, limit: int = 5) -> list[str]:
         """Titles from the API's full-text search."""
         with self._active():
-            return [str(t) for t in wikipedia.search(query, results=limit)]
+            # `.fn` bypasses the package's unbounded in-process memo: caching is the
+            # SQLite cache's job, and a memo would hide requests from the counters.
+            return [str(t) for t in wikipedia.search.fn(query, results=limit)]
 
 
 class CachedSource:
@@ -212,7 +214,7 @@ class CachedSource:
         return result
 
     def similar(self, query: str, limit: int = 5) -> list[str]:
-        """Recorded results for this query, else the inner source's (then recorded)."""
+        """Return recorded results for this query, else the inner source's (then recorded)."""
         recorded = self.store.recorded_search(query)
         if recorded is not None:
             return recorded[:limit]

@@ -24,7 +24,7 @@ SNAPSHOT_NAME = "offline-vital-articles-v1.db"
 
 
 def corpus_file() -> Path:
-    """The corpus JSON inside the installed package (located without importing it)."""
+    """Return the corpus JSON inside the installed package (located without importing it)."""
     spec = importlib.util.find_spec(CORPUS_PACKAGE)
     if spec is None or not spec.submodule_search_locations:
         raise SnapshotError(

@@ -1,5 +1,6 @@
-"""A Wikipedia snapshot in one SQLite file: page texts, redirects, disambiguations, recorded
-searches, and an FTS5 index for `Similar:`.
+"""A Wikipedia snapshot in one SQLite file, with an FTS5 index for `Similar:`.
+
+It holds page texts, redirects, disambiguations and recorded searches.
 
 `SnapshotStore` reads and writes the file; `SnapshotSource` serves it as a `WikiSource`
 (exact title first, then case/whitespace-insensitive). The live cache and the record
@@ -87,7 +88,7 @@ class SnapshotStore:
         return cls(conn, path)
 
     def meta(self, key: str) -> str | None:
-        """A value of the snapshot's metadata (e.g. `snapshot_id`)."""
+        """Return a value of the snapshot's metadata (e.g. `snapshot_id`)."""
         with self._lock:
             row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         return row[0] if row else None
@@ -208,7 +209,7 @@ class SnapshotStore:
         return [r[0] for r in rows]
 
     def content_hash(self) -> str:
-        """A short hash of every row, identifying the snapshot's content."""
+        """Return a short hash of every row, identifying the snapshot's content."""
         digest = hashlib.sha256()
         with self._lock:
             for title, kind, body in self.conn.execute(
@@ -218,7 +219,7 @@ class SnapshotStore:
         return digest.hexdigest()[:16]
 
     def count(self, kind: str = "page") -> int:
-        """Number of rows of a kind."""
+        """Return the number of rows of a kind."""
         with self._lock:
             return int(self.conn.execute("SELECT count(*) FROM pages WHERE kind = ?", (kind,)).fetchone()[0])
 
@@ -278,7 +279,7 @@ class SnapshotSource:
         return self.store.lookup(title, fuzzy=True)[1]
 
     def similar(self, query: str, limit: int = 5) -> list[str]:
-        """Recorded results for this query if any, else full-text search."""
+        """Return recorded results for this query if any, else full-text search."""
         self._requests += 1
         recorded = self.store.recorded_search(query)
         if recorded is not None:

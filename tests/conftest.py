@@ -1,0 +1,56 @@
+"""Shared fixtures: a small Wikipedia, scripted episodes, parametrized checkpointers."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.checkpoint.sqlite import SqliteSaver
+
+from wikireact import MemorySource
+
+PAGES = {
+    "Scott Derrickson": (
+        "Scott Derrickson (born July 16, 1966) is an American director, screenwriter and producer. "
+        "He lives in Los Angeles, California. He is best known for directing horror films such as "
+        "Sinister. Derrickson was born in Denver, Colorado. He studied at Biola University."
+    ),
+    "Ed Wood": (
+        "Edward Davis Wood Jr. (October 10, 1924 – December 10, 1978) was an American filmmaker, "
+        "actor, and author. In the 1950s, Wood made several low-budget films. "
+        "Wood was born in Poughkeepsie, New York. He served in the U.S. Marine Corps. "
+        "He died in Los Angeles."
+    ),
+}
+
+QUESTION = "Were Scott Derrickson and Ed Wood of the same nationality?"
+
+GOOD_RUN = [
+    "Thought 1: I need Scott Derrickson's nationality.\nAction 1: Search[Scott Derrickson]",
+    "Thought 2: He is American. Now Ed Wood.\nAction 2: Search[Ed Wood]",
+    "Thought 3: Where was Wood born?\nAction 3: Lookup[born]",
+    "Thought 4: Both are American.\nAction 4: Finish[yes]",
+]
+
+
+@pytest.fixture
+def wiki() -> MemorySource:
+    return MemorySource(PAGES, redirects={"Edward D. Wood Jr.": "Ed Wood"})
+
+
+@pytest.fixture(params=["memory", "sqlite"])
+def checkpointer(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[BaseCheckpointSaver]:
+    if request.param == "memory":
+        yield InMemorySaver()
+    else:
+        conn = sqlite3.connect(tmp_path / "checkpoints.db", check_same_thread=False)
+        yield SqliteSaver(conn)
+        conn.close()
+
+
+def thread(thread_id: str = "t1") -> dict:
+    return {"configurable": {"thread_id": thread_id}}

@@ -1,0 +1,35 @@
+"""Run or resume one scripted episode in its own process (used by checkpoint tests).
+
+Usage: python episode_worker.py DB THREAD start|resume|fresh
+Prints the episode's output as JSON; exits 3 when the run paused (interrupt).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import sys
+
+from conftest import GOOD_RUN, PAGES, QUESTION
+from langgraph.checkpoint.sqlite import SqliteSaver
+
+from wikireact import MemorySource, ScriptedChatModel, build_graph
+
+
+def main() -> int:
+    db, thread_id, mode = sys.argv[1:4]
+    conn = sqlite3.connect(db, check_same_thread=False)
+    graph = build_graph(
+        SqliteSaver(conn),
+        model=ScriptedChatModel(outputs=GOOD_RUN),
+        wiki=MemorySource(PAGES),
+        interrupt_before=["act"] if mode == "start" else None,
+    )
+    config = {"configurable": {"thread_id": thread_id}}
+    out = graph.invoke(None if mode == "resume" else {"question": QUESTION}, config)
+    print(json.dumps(out))
+    return 3 if graph.get_state(config).next else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
