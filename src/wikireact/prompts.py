@@ -37,6 +37,20 @@ Write one step per reply: `Action N: Verb[argument]` on one line, and nothing el
 
 _EXAMPLES: list[tuple[str, list[tuple[str, str, str]]]] = [
     (
+        "Are the Danube and the Rhine both longer than 1,000 kilometres?",
+        [
+            ("I need the length of each river. First the Danube.",
+             "Search[Danube]",
+             "The Danube is the second-longest river in Europe. It flows for 2,850 km from "
+             "the Black Forest to the Black Sea."),
+            ("The Danube is 2,850 km long. Now the Rhine.",
+             "Search[Rhine]",
+             "The Rhine is one of the major rivers of Europe. It flows about 1,230 km from "
+             "the Swiss Alps to the North Sea."),
+            ("Both are longer than 1,000 km.", "Finish[yes]", ""),
+        ],
+    ),
+    (
         'In which country was the director of the 1972 film "Solaris" born?',
         [
             ("I need the director of Solaris (1972), then where he was born.",
@@ -71,20 +85,6 @@ _EXAMPLES: list[tuple[str, list[tuple[str, str, str]]]] = [
              "There is evidence of teaching there as early as 1096."),
             ("Oxford dates from 1096, later than 1088, so Bologna was first.",
              "Finish[University of Bologna]", ""),
-        ],
-    ),
-    (
-        "Are the Danube and the Rhine both longer than 1,000 kilometres?",
-        [
-            ("I need the length of each river. First the Danube.",
-             "Search[Danube]",
-             "The Danube is the second-longest river in Europe. It flows for 2,850 km from "
-             "the Black Forest to the Black Sea."),
-            ("The Danube is 2,850 km long. Now the Rhine.",
-             "Search[Rhine]",
-             "The Rhine is one of the major rivers of Europe. It flows about 1,230 km from "
-             "the Swiss Alps to the North Sea."),
-            ("Both are longer than 1,000 km.", "Finish[yes]", ""),
         ],
     ),
 ]

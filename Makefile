@@ -1,0 +1,36 @@
+# Two commands for a fresh machine (see README): `make demo` and `make test`.
+VENV ?= .venv
+PY := $(VENV)/bin/python
+# llama.cpp's default native build crashes (SIGSEGV) on CPUs with AVX-512/AMX; these
+# flags give a portable build that works on them and everywhere else.
+export CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_OPENMP=OFF
+export LANGGRAPH_CLI_NO_ANALYTICS = 1
+export LANGGRAPH_NO_VERSION_CHECK = true
+
+DEMO_QUESTION ?= Who painted the Mona Lisa?
+
+.PHONY: setup demo test lint bench clean
+
+$(VENV)/.installed: pyproject.toml
+	python3 -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e ".[offline,studio,dev]"
+	touch $@
+
+setup: $(VENV)/.installed
+
+demo: setup
+	$(VENV)/bin/wikireact ask --offline "$(DEMO_QUESTION)"
+
+test: setup
+	$(PY) -m pytest -q
+
+lint: setup
+	$(VENV)/bin/ruff check src tests bench
+	$(VENV)/bin/mypy
+
+bench: setup
+	$(PY) bench/run_all.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,1 @@
+"""The `wikireact` command line."""

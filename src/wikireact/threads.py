@@ -1,0 +1,85 @@
+"""Episodes as checkpointed threads in one SQLite file, with the settings each started with.
+
+The file holds LangGraph's `SqliteSaver` tables plus `wikireact_threads`, which records
+every thread's `Context` so `resume` continues with the same model, wiki and budget.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from pathlib import Path
+from typing import Any
+
+from langgraph.checkpoint.sqlite import SqliteSaver
+from platformdirs import user_data_dir
+
+from wikireact.context import Context
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS wikireact_threads(
+    thread_id TEXT PRIMARY KEY,
+    question TEXT NOT NULL,
+    settings TEXT NOT NULL,
+    created REAL NOT NULL
+)
+"""
+
+
+class ThreadStoreError(ValueError):
+    """The checkpoint file cannot be used, or a thread is unknown."""
+
+
+def default_db_path() -> Path:
+    """Return the per-user checkpoint file (override: WIKIREACT_DATA_DIR)."""
+    import os
+
+    base = os.environ.get("WIKIREACT_DATA_DIR") or user_data_dir("wikireact")
+    return Path(base) / "threads.db"
+
+
+class ThreadStore:
+    """A checkpoint file: a `SqliteSaver` and the settings of every thread."""
+
+    def __init__(self, path: Path) -> None:
+        """Open (creating if needed) the checkpoint file at `path`."""
+        self.path = path
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self.conn = sqlite3.connect(path, check_same_thread=False, timeout=30)
+            self.conn.execute("PRAGMA journal_mode=WAL")
+            self.conn.execute("PRAGMA busy_timeout=30000")
+            self.conn.execute(_SCHEMA)
+            self.conn.commit()
+            self.saver = SqliteSaver(self.conn)
+            self.saver.setup()
+        except (sqlite3.Error, OSError) as exc:
+            raise ThreadStoreError(f"cannot use checkpoint file {path}: {exc}") from None
+
+    def register(self, thread_id: str, question: str, context: Context) -> None:
+        """Record a new thread's question and settings; refuse a thread id already in use."""
+        try:
+            with self.conn:
+                self.conn.execute(
+                    "INSERT INTO wikireact_threads VALUES (?, ?, ?, ?)",
+                    (thread_id, question, json.dumps(context.as_dict()), time.time()),
+                )
+        except sqlite3.IntegrityError:
+            raise ThreadStoreError(
+                f"thread {thread_id!r} already exists; use `wikireact resume {thread_id}` "
+                "or pick another --thread-id"
+            ) from None
+
+    def settings(self, thread_id: str) -> dict[str, Any]:
+        """Return the settings a thread started with; raise for an unknown thread."""
+        row = self.conn.execute(
+            "SELECT settings FROM wikireact_threads WHERE thread_id = ?", (thread_id,)
+        ).fetchone()
+        if row is None:
+            raise ThreadStoreError(f"unknown thread id {thread_id!r} in {self.path}")
+        return dict(json.loads(row[0]))
+
+    def close(self) -> None:
+        """Close the file."""
+        self.conn.close()

@@ -1,0 +1,189 @@
+"""The `wikireact` command: ask/resume/history/graph/snapshot and every user-facing error."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import GOOD_RUN, PAGES, QUESTION
+from typer.testing import CliRunner
+
+from wikireact.cli.app import app
+
+runner = CliRunner()
+
+
+def flat(text: str) -> str:
+    """Undo rich's line wrapping."""
+    return " ".join(text.split())
+
+
+@pytest.fixture(autouse=True)
+def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("WIKIREACT_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.delenv("GROQ_API_KEY", raising=False)
+    monkeypatch.delenv("WIKIREACT_MODEL", raising=False)
+    return tmp_path / "data"
+
+
+@pytest.fixture
+def snapshot(tmp_path: Path) -> Path:
+    pages = tmp_path / "pages.jsonl"
+    pages.write_text("".join(json.dumps({"title": t, "text": x}) + "\n" for t, x in PAGES.items()))
+    out = tmp_path / "fixture.db"
+    result = runner.invoke(app, ["snapshot", "import", str(pages), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "2 pages read, 2 added" in flat(result.output)
+    return out
+
+
+def script(tmp_path: Path, outputs: list[str], name: str = "script.json") -> str:
+    path = tmp_path / name
+    path.write_text(json.dumps({"outputs": outputs, "delay_s": 0}))
+    return f"scripted:{path}"
+
+
+def test_ask_json_with_scripted_model_on_fixture_snapshot(tmp_path: Path, snapshot: Path) -> None:
+    result = runner.invoke(app, ["ask", QUESTION, "--json", "--model", script(tmp_path, GOOD_RUN),
+                                 "--wiki", str(snapshot), "--thread-id", "t1"])
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout)
+    assert out["answer"] == "yes" and out["status"] == "finished" and out["steps"] == 4
+    assert out["thread_id"] == "t1"
+    assert out["trajectory"][1]["observation"].startswith("Edward Davis Wood Jr.")
+    assert len(out["usage"]) == 4
+
+
+def test_ask_live_view_shows_steps(tmp_path: Path, snapshot: Path) -> None:
+    result = runner.invoke(app, ["ask", QUESTION, "--model", script(tmp_path, GOOD_RUN), "--wiki", str(snapshot)])
+    assert result.exit_code == 0, result.output
+    assert "Thought 1:" in result.stdout and "Action 3: Lookup[born]" in flat(result.stdout)
+    assert "Status: finished" in flat(result.stdout)
+
+
+def test_missing_groq_key_explains_the_choices(snapshot: Path) -> None:
+    result = runner.invoke(app, ["ask", QUESTION, "--wiki", str(snapshot)])
+    assert result.exit_code == 2
+    assert "GROQ_API_KEY" in result.stderr and "--offline" in flat(result.stderr)
+    assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["ask", ""], "the question is empty"),
+        (["ask", "   "], "the question is empty"),
+        (["ask", "x" * 2001], "the limit is 2000"),
+        (["ask", "q", "--model", "nosuchprovider:model-x"], "nosuchprovider"),
+        (["ask", "q", "--model", "justaname"], "not of the form provider:model"),
+        (["ask", "q", "--model", "scripted:/nonexistent.json"], "cannot use script"),
+        (["ask", "q", "--model", "local", "--wiki", "/nonexistent/snap.db"], "snapshot not found"),
+        (["ask", "q", "--model", "local", "--wiki", "moon"], "unknown wiki source"),
+        (["ask", "q", "--model", "local", "--max-steps", "0"], "max_steps must be at least 1"),
+        (["resume", "no-such-thread"], "unknown thread id 'no-such-thread'"),
+        (["history", "no-such-thread"], "unknown thread id 'no-such-thread'"),
+    ],
+)
+def test_bad_input_gives_one_clear_line(args: list[str], message: str) -> None:
+    result = runner.invoke(app, args)
+    assert result.exit_code != 0
+    assert message in flat(result.stderr)
+    assert "Traceback" not in result.output
+    assert len(result.stderr.strip().splitlines()) <= 3  # one message (rich may wrap it)
+
+
+def test_corrupt_snapshot_is_refused(tmp_path: Path) -> None:
+    junk = tmp_path / "junk.db"
+    junk.write_bytes(b"not a database" * 50)
+    result = runner.invoke(app, ["ask", "q", "--model", script(tmp_path, GOOD_RUN), "--wiki", str(junk)])
+    assert result.exit_code == 2 and "not a readable wikireact snapshot" in flat(result.stderr)
+
+
+def test_model_down_then_resume_finishes(tmp_path: Path, snapshot: Path) -> None:
+    # The script runs out after two steps: the model "stays down" at step 3.
+    first = runner.invoke(app, ["ask", QUESTION, "--model", script(tmp_path, GOOD_RUN[:2], "short.json"),
+                                "--wiki", str(snapshot), "--thread-id", "t2", "--json"])
+    assert first.exit_code == 1
+    assert "wikireact resume t2" in flat(first.stderr) and "did not answer step 3" in flat(first.stderr)
+    resumed = runner.invoke(app, ["resume", "t2", "--json", "--model", script(tmp_path, GOOD_RUN)])
+    assert resumed.exit_code == 0, resumed.output
+    out = json.loads(resumed.stdout)
+    assert out["answer"] == "yes" and out["steps"] == 4
+    assert [s["action"] for s in out["trajectory"]][:2] == ["Search[Scott Derrickson]", "Search[Ed Wood]"]
+
+
+def test_resume_keeps_the_starting_settings(tmp_path: Path, snapshot: Path) -> None:
+    loop = [f"Action: Lookup[w{i}]" for i in range(10)]
+    first = runner.invoke(app, ["ask", QUESTION, "--model", script(tmp_path, loop[:2], "loop2.json"),
+                                "--wiki", str(snapshot), "--max-steps", "3", "--thread-id", "t3", "--json"])
+    assert first.exit_code == 1
+    resumed = runner.invoke(app, ["resume", "t3", "--json", "--model", script(tmp_path, loop, "loop.json")])
+    out = json.loads(resumed.stdout)
+    assert out["status"] == "budget_exhausted" and out["steps"] == 3  # budget 3 kept from `ask`
+
+
+def test_duplicate_thread_id_is_refused(tmp_path: Path, snapshot: Path) -> None:
+    args = ["ask", QUESTION, "--model", script(tmp_path, GOOD_RUN), "--wiki", str(snapshot), "--thread-id", "dup"]
+    assert runner.invoke(app, args).exit_code == 0
+    again = runner.invoke(app, args)
+    assert again.exit_code == 2 and "already exists" in flat(again.stderr)
+
+
+def test_approve_in_the_terminal(tmp_path: Path, snapshot: Path) -> None:
+    # approve, then edit the second action, then reject the lookup
+    answers = "y\ne\nSearch[Ed Wood]\nn\nnot needed\n"
+    outputs = [GOOD_RUN[0], "Thought: x\nAction: Search[Tim Burton]", GOOD_RUN[2], GOOD_RUN[3]]
+    result = runner.invoke(app, ["ask", QUESTION, "--approve", "--model", script(tmp_path, outputs),
+                                 "--wiki", str(snapshot), "--thread-id", "ap", "--json"], input=answers)
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout.strip().splitlines()[-1])
+    actions = [s["action"] for s in out["trajectory"]]
+    assert actions == ["Search[Scott Derrickson]", "Search[Ed Wood]", "Lookup[born]", "Finish[yes]"]
+    assert out["trajectory"][2]["observation"] == "A human reviewer rejected Lookup[born]: not needed"
+
+
+def test_history_lists_checkpoints_and_steps(tmp_path: Path, snapshot: Path) -> None:
+    runner.invoke(app, ["ask", QUESTION, "--model", script(tmp_path, GOOD_RUN), "--wiki", str(snapshot),
+                        "--thread-id", "h1"])
+    result = runner.invoke(app, ["history", "h1"])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.count("superstep") >= 16
+    assert "Action 4: Finish[yes]" in flat(result.stdout)
+
+
+def test_graph_prints_mermaid() -> None:
+    result = runner.invoke(app, ["graph"])
+    assert result.exit_code == 0 and "parse -.-> act;" in result.stdout
+
+
+def test_ctrl_c_leaves_a_checkpoint_that_resume_continues(tmp_path: Path, snapshot: Path, data_dir: Path) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    slow = tmp_path / "slow.json"
+    slow.write_text(json.dumps({"outputs": GOOD_RUN, "delay_s": 1.0}))
+    env = {**os.environ, "WIKIREACT_DATA_DIR": str(data_dir), "COLUMNS": "200"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "wikireact", "ask", QUESTION, "--model", f"scripted:{slow}",
+         "--wiki", str(snapshot), "--thread-id", "cc"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+    )
+    assert proc.stdout is not None
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        line = proc.stdout.readline()
+        if line.startswith("Action 2:"):
+            break
+    proc.send_signal(signal.SIGINT)
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130
+    assert "wikireact resume cc" in flat(stderr) and "Traceback" not in stderr
+    resumed = runner.invoke(app, ["resume", "cc", "--json", "--model", script(tmp_path, GOOD_RUN)])
+    out = json.loads(resumed.stdout)
+    assert out["status"] == "finished" and out["steps"] == 4
+    assert [s["action"] for s in out["trajectory"]] == [
+        "Search[Scott Derrickson]", "Search[Ed Wood]", "Lookup[born]", "Finish[yes]"]
