@@ -7,6 +7,7 @@ it exists so that wikireact runs with no key and no network.
 
 from __future__ import annotations
 
+import atexit
 import ctypes
 import functools
 import os
@@ -61,6 +62,9 @@ class LlamaCppChatModel(BaseChatModel):
                 seed=0,
                 verbose=False,
             )
+            # Free the native model while the interpreter is still whole: left to
+            # garbage collection at shutdown, llama.cpp's teardown can segfault.
+            atexit.register(self._llama.close)
         return self._llama
 
     def _generate(

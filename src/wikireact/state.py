@@ -9,9 +9,10 @@ checkpoint (see bench/checkpoint_growth.py). Readers see ordinary lists.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Annotated, Literal, TypedDict
+from typing import Annotated, Literal
 
 from langgraph.channels import DeltaChannel
+from typing_extensions import TypedDict
 
 Status = Literal["running", "finished", "budget_exhausted", "repetition_halted"]
 

@@ -1,0 +1,102 @@
+"""Pipeline use: invoke/ainvoke, batch/abatch with a concurrency limit, streaming, a parent graph."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import threading
+from pathlib import Path
+
+from conftest import GOOD_RUN, QUESTION, thread
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from pydantic import PrivateAttr
+
+from wikireact import MemorySource, ScriptedChatModel, build_graph
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
+from pipeline import build_pipeline  # noqa: E402
+
+ACTIONS = ["Search[Scott Derrickson]", "Search[Ed Wood]", "Lookup[born]", "Finish[yes]"]
+
+
+def test_ainvoke(wiki: MemorySource) -> None:
+    graph = build_graph(model=ScriptedChatModel(outputs=GOOD_RUN), wiki=wiki)
+    out = asyncio.run(graph.ainvoke({"question": QUESTION}))
+    assert [s["action"] for s in out["trajectory"]] == ACTIONS
+
+
+class CountingModel(ScriptedChatModel):
+    """Records the largest number of calls in flight at once."""
+
+    peak: int = 0
+    _gate: threading.Lock = PrivateAttr(default_factory=threading.Lock)
+    _now: int = PrivateAttr(default=0)
+
+    def _enter(self) -> None:
+        with self._gate:
+            self._now += 1
+            self.peak = max(self.peak, self._now)
+
+    def _leave(self) -> None:
+        with self._gate:
+            self._now -= 1
+
+    def _generate(self, messages, stop=None, run_manager=None, **kwargs):  # type: ignore[no-untyped-def]
+        self._enter()
+        try:
+            return super()._generate(messages, stop, run_manager, **kwargs)
+        finally:
+            self._leave()
+
+    async def _agenerate(self, messages, stop=None, run_manager=None, **kwargs):  # type: ignore[no-untyped-def]
+        self._enter()
+        try:
+            return await super()._agenerate(messages, stop, run_manager, **kwargs)
+        finally:
+            self._leave()
+
+
+def test_batch_respects_the_concurrency_limit(checkpointer: BaseCheckpointSaver, wiki: MemorySource) -> None:
+    model = CountingModel(outputs=GOOD_RUN, delay_s=0.05)
+    graph = build_graph(checkpointer, model=model, wiki=wiki)
+    configs = [{**thread(f"b{i}"), "max_concurrency": 2} for i in range(6)]
+    outs = graph.batch([{"question": QUESTION}] * 6, configs)
+    assert all(o["answer"] == "yes" and [s["action"] for s in o["trajectory"]] == ACTIONS for o in outs)
+    assert model.peak == 2
+
+
+def test_abatch_respects_the_concurrency_limit(wiki: MemorySource) -> None:
+    model = CountingModel(outputs=GOOD_RUN, delay_s=0.05)
+    graph = build_graph(model=model, wiki=wiki)
+    outs = asyncio.run(graph.abatch([{"question": QUESTION}] * 6, {"max_concurrency": 3}))
+    assert [o["answer"] for o in outs] == ["yes"] * 6
+    assert model.peak == 3
+
+
+def test_stream_emits_one_custom_event_per_observation(wiki: MemorySource) -> None:
+    graph = build_graph(model=ScriptedChatModel(outputs=GOOD_RUN), wiki=wiki)
+    custom, updates = [], []
+    for mode, chunk in graph.stream({"question": QUESTION}, stream_mode=["updates", "custom"]):
+        (custom if mode == "custom" else updates).append(chunk)
+    assert [e["step"] for e in custom] == [1, 2, 3, 4]
+    assert [e["action"] for e in custom] == ACTIONS
+    assert custom[2]["observation"] == "(Result 1 / 1) Wood was born in Poughkeepsie, New York."
+    assert custom[-1]["status"] == "finished"
+    assert [next(iter(u)) for u in updates[:4]] == ["reason", "parse", "act", "observe"]
+
+
+def test_async_stream(wiki: MemorySource) -> None:
+    async def collect() -> list[dict]:
+        graph = build_graph(model=ScriptedChatModel(outputs=GOOD_RUN), wiki=wiki)
+        return [c async for c in graph.astream({"question": QUESTION}, stream_mode="custom")]
+
+    assert [e["action"] for e in asyncio.run(collect())] == ACTIONS
+
+
+def test_agent_as_a_node_of_a_parent_graph(wiki: MemorySource) -> None:
+    agent = build_graph(model=ScriptedChatModel(outputs=GOOD_RUN), wiki=wiki)
+    questions = [QUESTION, "Are Ed Wood and Scott Derrickson both American?", "Same nationality?"]
+    out = build_pipeline(agent).invoke({"questions": questions, "answers": {}})
+    assert set(out) == {"questions", "answers"}
+    assert out["questions"] == questions  # not duplicated
+    assert out["answers"] == {q: "yes" for q in questions}

@@ -1,0 +1,129 @@
+"""The graph as LangGraph Studio serves it: `langgraph dev` on localhost, driven by langgraph_sdk."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import requests
+from conftest import GOOD_RUN, PAGES, QUESTION
+
+pytest.importorskip("langgraph_api")
+from langgraph_sdk import get_sync_client  # noqa: E402
+
+pytestmark = [pytest.mark.served, pytest.mark.slow]
+REPO = Path(__file__).resolve().parent.parent
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
+    work = tmp_path_factory.mktemp("served")
+    port = free_port()
+    env = {**os.environ, "LANGGRAPH_CLI_NO_ANALYTICS": "1", "LANGGRAPH_NO_VERSION_CHECK": "true",
+           "WIKIREACT_DATA_DIR": str(work / "data")}
+    env.pop("GROQ_API_KEY", None)
+    log = (work / "server.log").open("w")
+    langgraph = Path(sys.executable).with_name("langgraph")
+    proc = subprocess.Popen(
+        [str(langgraph), "dev", "--no-browser", "--no-reload", "--host", "127.0.0.1", "--port", str(port)],
+        cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            try:
+                if requests.get(f"{url}/ok", timeout=1).ok:
+                    break
+            except requests.RequestException:
+                time.sleep(0.2)
+        else:
+            pytest.fail("langgraph dev did not answer /ok within 60 s:\n" + (work / "server.log").read_text())
+        yield url, work
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+        log.close()
+    assert "BlockingError" not in (work / "server.log").read_text()
+
+
+@pytest.fixture(scope="module")
+def settings(server: tuple[str, Path]) -> dict:
+    _, work = server
+    pages = work / "pages.jsonl"
+    pages.write_text("".join(json.dumps({"title": t, "text": x}) + "\n" for t, x in PAGES.items()))
+    from wikireact.wiki.importer import import_file
+    from wikireact.wiki.snapshot import SnapshotStore
+
+    snapshot = work / "fixture.db"
+    import_file(pages, SnapshotStore.create(snapshot))
+    script = work / "script.json"
+    script.write_text(json.dumps(GOOD_RUN))
+    return {"model": f"scripted:{script}", "wiki": str(snapshot)}
+
+
+def test_assistant_graph_and_schemas(server: tuple[str, Path]) -> None:
+    client = get_sync_client(url=server[0])
+    assistants = client.assistants.search(graph_id="agent")
+    assert assistants, "assistant `agent` is not listed"
+    assistant_id = assistants[0]["assistant_id"]
+    graph = client.assistants.get_graph(assistant_id)
+    assert {n["id"] for n in graph["nodes"]} >= {"reason", "parse", "act", "observe"}
+    schemas = client.assistants.get_schemas(assistant_id)
+    assert set(schemas["input_schema"]["properties"]) == {"question"}
+    assert set(schemas["output_schema"]["properties"]) >= {"answer", "status", "steps", "trajectory"}
+    context = schemas["context_schema"]["properties"]
+    assert set(context) >= {"model", "wiki", "max_steps", "repetition_limit", "observation_cap", "approve"}
+    assert "Step budget" in context["max_steps"]["description"]
+
+
+def test_threaded_scripted_run_finishes(server: tuple[str, Path], settings: dict) -> None:
+    client = get_sync_client(url=server[0])
+    thread = client.threads.create()
+    result = client.runs.wait(thread["thread_id"], "agent", input={"question": QUESTION}, context=settings)
+    assert result["answer"] == "yes" and result["status"] == "finished" and result["steps"] == 4
+
+
+def test_approval_pause_edit_and_resume(server: tuple[str, Path], settings: dict) -> None:
+    client = get_sync_client(url=server[0])
+    thread_id = client.threads.create()["thread_id"]
+    context = {**settings, "approve": True}
+    client.runs.wait(thread_id, "agent", input={"question": QUESTION}, context=context)
+    state = client.threads.get_state(thread_id)
+    assert state["next"] == ["act"]
+    assert state["values"]["action"] == {"name": "Search", "argument": "Scott Derrickson"}
+    assert state["tasks"][0]["interrupts"][0]["value"]["proposed_action"] == "Search[Scott Derrickson]"
+    client.runs.wait(thread_id, "agent", command={"resume": {"action": "Search[Ed Wood]"}}, context=context)
+    # step 2 (Search[Ed Wood]) repeats the edited step 1, so it is not executed and not
+    # put to approval; the next pause is before Lookup[born]
+    state = client.threads.get_state(thread_id)
+    assert state["next"] == ["act"] and state["values"]["action_text"] == "Lookup[born]"
+    assert state["values"]["page_title"] == "Ed Wood" and state["values"]["page_sentences"]
+    assert state["values"]["lookup_cursors"] == {}
+    client.runs.wait(thread_id, "agent", command={"resume": True}, context=context)
+    final = client.threads.get_state(thread_id)
+    values = final["values"]
+    assert final["next"] == []
+    assert [s["action"] for s in values["trajectory"]] == [
+        "Search[Ed Wood]", "Search[Ed Wood]", "Lookup[born]", "Finish[yes]"]
+    assert values["status"] == "finished" and values["answer"] == "yes"
+    assert values["lookup_cursors"] == {"born": 1}
+    history = client.threads.get_history(thread_id, limit=100)
+    assert len({h["values"].get("steps") for h in history}) >= 4
