@@ -82,8 +82,8 @@ class LlamaCppChatModel(BaseChatModel):
                 messages=_to_gemma_turns(messages),
                 stop=stop or [],
                 max_tokens=self.max_tokens,
-                temperature=0.0,
-                seed=0,
+                temperature=float(kwargs.get("temperature", 0.0)),
+                seed=int(kwargs.get("seed", 0)),
                 stream=True,
             )
             for chunk in chunks:

@@ -253,6 +253,11 @@ def snapshot_import(
     console.print(f"{out}: {store.count()} pages, snapshot id {store.meta('snapshot_id')}")
 
 
+from wikireact.cli.eval_command import eval_command  # noqa: E402
+
+app.command("eval")(_guard(eval_command))
+
+
 def main() -> None:
     """Entry point of the `wikireact` command."""
     try:

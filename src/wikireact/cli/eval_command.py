@@ -1,0 +1,77 @@
+"""`wikireact eval DATASET --method ...` and `wikireact eval report DIR...`."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+from wikireact.eval.dataset import DatasetError
+from wikireact.eval.harness import EvalConfig, EvalError, run_eval
+from wikireact.eval.methods import METHODS
+from wikireact.eval.report import comparison_table, load_report
+from wikireact.nodes.reason import ModelCallError
+
+console = Console()
+
+
+def eval_command(
+    targets: Annotated[list[str], typer.Argument(help="DATASET (.json/.jsonl), or: report DIR...")],
+    method: Annotated[str, typer.Option(help="|".join(METHODS))] = "react",
+    limit: Annotated[int | None, typer.Option(help="number of questions")] = None,
+    sample_seed: Annotated[int, typer.Option(help="shuffle seed; 233 with --limit 500 = the paper's sample")] = 233,
+    seeds: Annotated[int, typer.Option(help="repeat every question with seeds 0..N-1")] = 1,
+    concurrency: Annotated[int, typer.Option(help="questions in flight at once")] = 8,
+    model: Annotated[str | None, typer.Option(help="provider:model, local or scripted:FILE.json")] = None,
+    wiki: Annotated[str, typer.Option(help="live, offline, record:PATH.db or PATH.db")] = "offline",
+    max_steps: Annotated[int, typer.Option(help="step budget of ReAct/Act")] = 7,
+    sc_samples: Annotated[int, typer.Option(help="CoT-SC samples (the paper: 21)")] = 21,
+    out: Annotated[Path | None, typer.Option(help="output directory [default: eval-out/METHOD]")] = None,
+    resume: Annotated[bool, typer.Option("--resume", help="continue an interrupted run in --out")] = False,
+    offline: Annotated[bool, typer.Option("--offline", help="= --model local --wiki offline")] = False,
+) -> None:
+    """Evaluate a method on HotpotQA-style questions, or compare finished runs (`eval report DIR...`)."""
+    from wikireact.cli.app import _check_resources, fail
+    from wikireact.context import Context
+
+    if targets[0] == "report":
+        if len(targets) < 2:
+            fail("eval report needs at least one DIR")
+        try:
+            console.print(comparison_table([load_report(Path(d)) for d in targets[1:]]))
+        except EvalError as exc:
+            fail(str(exc))
+        return
+    if len(targets) != 1:
+        fail("eval takes one DATASET (or `report DIR...`)")
+    if method not in METHODS:
+        fail(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
+    if offline:
+        model, wiki = model or "local", "offline"
+    model = model or os.environ.get("WIKIREACT_MODEL") or Context().model
+    _check_resources(Context(model=model, wiki=wiki, max_steps=max_steps))
+    config = EvalConfig(dataset=str(Path(targets[0]).resolve()), method=method,
+                        model=model, wiki=wiki, limit=limit, sample_seed=sample_seed, seeds=seeds,
+                        concurrency=concurrency, max_steps=max_steps, sc_samples=sc_samples)
+    out = out or Path("eval-out") / method
+    columns = ("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    try:
+        with Progress(*columns, console=console, transient=True) as progress:
+            task = progress.add_task(f"{method}", total=None)
+            report = run_eval(
+                config, out, resume=resume,
+                on_start=lambda total, done: progress.update(task, total=total, completed=done),
+                on_record=lambda record: progress.advance(task),
+            )
+    except KeyboardInterrupt:
+        fail(f"interrupted; finished questions are saved in {out}: continue with the same command and --resume", 130)
+    except (EvalError, DatasetError) as exc:
+        fail(str(exc))
+    except ModelCallError as exc:
+        fail(f"{exc}. Finished questions are saved in {out}: continue later with --resume", 1)
+    console.print(comparison_table([report]))
+    console.print(f"report: {out / 'report.json'}  trajectories: {out / 'trajectories.jsonl'}")

@@ -1,0 +1,1 @@
+"""Fair evaluation of ReAct against Act-only, Standard, CoT, CoT-SC and the paper's hybrids."""

@@ -1,0 +1,134 @@
+"""The baselines without Wikipedia: Standard (direct answer), CoT, and CoT-SC (majority vote).
+
+Prompts and few-shot examples are written for this project, on the same three example
+questions as the ReAct prompt, so every method sees the same demonstrations.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+
+from wikireact.eval.scoring import normalize_answer
+from wikireact.scripted import CALL_INDEX_KEY
+
+STANDARD_INSTRUCTION = (
+    "Answer the question with a short phrase (or yes/no). Reply on one line as `Answer: ...`."
+)
+COT_INSTRUCTION = (
+    "Answer the question. Think step by step on one line starting with `Thought:`, and end "
+    "that line with `So the answer is X.` where X is a short phrase (or yes/no)."
+)
+EXAMPLES = [
+    ("Are the Danube and the Rhine both longer than 1,000 kilometres?",
+     "The Danube flows about 2,850 km and the Rhine about 1,230 km, so both are longer than "
+     "1,000 km.", "yes"),
+    ('In which country was the director of the 1972 film "Solaris" born?',
+     "Solaris (1972) was directed by Andrei Tarkovsky, who was born in Zavrazhye in the Soviet "
+     "Union.", "Soviet Union"),
+    ("Which was founded first, the University of Bologna or the University of Oxford?",
+     "Bologna was founded in 1088; teaching at Oxford is attested from 1096, which is later.",
+     "University of Bologna"),
+]
+_ANSWER_IS = re.compile(r"answer is[:\s]*(.+?)\s*\.?\s*$", re.IGNORECASE | re.DOTALL)
+_ANSWER_LINE = re.compile(r"^\s*answer\s*:\s*(.+?)\s*$", re.IGNORECASE | re.MULTILINE)
+
+
+@dataclass
+class CallStats:
+    """Model calls and tokens spent by a method on one question."""
+
+    model_calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    def add(self, reply: AIMessage) -> None:
+        """Count one model reply."""
+        usage: dict[str, Any] = dict(reply.usage_metadata or {})
+        self.model_calls += 1
+        self.input_tokens += int(usage.get("input_tokens", 0))
+        self.output_tokens += int(usage.get("output_tokens", 0))
+
+
+@dataclass
+class Vote:
+    """The outcome of CoT-SC: the majority answer and how many samples agreed."""
+
+    answer: str | None
+    votes: int
+    samples: int
+    answers: list[str | None] = field(default_factory=list)
+
+
+def standard_messages(question: str) -> list[BaseMessage]:
+    """Messages for the Standard baseline."""
+    messages: list[BaseMessage] = [SystemMessage(STANDARD_INSTRUCTION)]
+    for q, _, a in EXAMPLES:
+        messages += [HumanMessage(f"Question: {q}"), AIMessage(f"Answer: {a}")]
+    return [*messages, HumanMessage(f"Question: {question}")]
+
+
+def cot_messages(question: str) -> list[BaseMessage]:
+    """Messages for CoT and CoT-SC."""
+    messages: list[BaseMessage] = [SystemMessage(COT_INSTRUCTION)]
+    for q, thought, a in EXAMPLES:
+        messages += [HumanMessage(f"Question: {q}"), AIMessage(f"Thought: {thought} So the answer is {a}.")]
+    return [*messages, HumanMessage(f"Question: {question}")]
+
+
+def extract_answer(text: str) -> str | None:
+    """Return the answer in `... So the answer is X.` or `Answer: X`, else None."""
+    found = _ANSWER_IS.findall(text)
+    if found:
+        return str(found[-1]).strip().strip('"') or None
+    line = _ANSWER_LINE.search(text)
+    return line.group(1).strip().rstrip(".") if line else None
+
+
+def _call(model: BaseChatModel, messages: list[BaseMessage], index: int, stats: CallStats,
+          **sampling: Any) -> str:
+    reply = model.invoke(messages, config={"metadata": {CALL_INDEX_KEY: index}}, **sampling)
+    assert isinstance(reply, AIMessage)
+    stats.add(reply)
+    return reply.text
+
+
+def run_standard(model: BaseChatModel, question: str, stats: CallStats) -> str | None:
+    """Answer directly."""
+    return extract_answer(_call(model, standard_messages(question), 0, stats))
+
+
+def run_cot(model: BaseChatModel, question: str, stats: CallStats) -> str | None:
+    """Answer after one chain of thought (greedy)."""
+    return extract_answer(_call(model, cot_messages(question), 0, stats))
+
+
+def run_cot_sc(model: BaseChatModel, question: str, stats: CallStats, *, samples: int,
+               temperature: float, sampling: dict[str, Any]) -> Vote:
+    """Sample `samples` chains of thought and take the majority answer (ties: first seen)."""
+    answers = [
+        extract_answer(_call(model, cot_messages(question), i, stats, temperature=temperature,
+                             **{k: (v + i if k == "seed" else v) for k, v in sampling.items()}))
+        for i in range(samples)
+    ]
+    counts = Counter(normalize_answer(a) for a in answers if a)
+    if not counts:
+        return Vote(None, 0, samples, answers)
+    best, votes = counts.most_common(1)[0]
+    answer = next(a for a in answers if a and normalize_answer(a) == best)
+    return Vote(answer, votes, samples, answers)
+
+
+def majority_is_weak(vote: Vote) -> bool:
+    """Return the paper's CoT-SC -> ReAct rule: the majority answer got fewer than n/2 votes."""
+    return vote.votes < vote.samples / 2
+
+
+def react_needs_fallback(answer: str | None) -> bool:
+    """Return the paper's ReAct -> CoT-SC rule: ReAct ended without an answer."""
+    return answer is None

@@ -1,0 +1,123 @@
+"""Run one method on one question and return its record (one line of trajectories.jsonl)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.runnables import RunnableConfig
+from langgraph.graph.state import CompiledStateGraph
+
+from wikireact.context import Context
+from wikireact.eval.baselines import (
+    CallStats,
+    Vote,
+    majority_is_weak,
+    react_needs_fallback,
+    run_cot,
+    run_cot_sc,
+    run_standard,
+)
+from wikireact.eval.dataset import Item
+from wikireact.eval.scoring import exact_match, f1_score, is_supported, is_yes_no
+
+Method = Literal["react", "act", "cot", "cot-sc", "standard", "react-cot-sc", "cot-sc-react"]
+METHODS: tuple[Method, ...] = ("react", "act", "cot", "cot-sc", "standard", "react-cot-sc", "cot-sc-react")
+
+
+@dataclass(frozen=True)
+class MethodSettings:
+    """What every method shares in one evaluation (the fairness contract)."""
+
+    model: BaseChatModel
+    graph: CompiledStateGraph[Any, Any, Any, Any]
+    max_steps: int
+    sc_samples: int
+    sc_temperature: float
+    sampling: dict[str, Any]
+
+
+def thread_id(method: str, seed: int, item: Item) -> str:
+    """Return the checkpoint thread of one episode."""
+    return f"{method}/{seed}/{item.id}"
+
+
+def _episode(settings: MethodSettings, item: Item, seed: int, method: str,
+             graph_method: Literal["react", "act"]) -> dict[str, Any]:
+    """Run (or resume) a ReAct/Act episode in its checkpointed thread."""
+    config: RunnableConfig = {"configurable": {"thread_id": thread_id(method, seed, item)}}
+    context = Context(max_steps=settings.max_steps, method=graph_method)
+    state = settings.graph.get_state(config)
+    if not state.values:
+        settings.graph.invoke({"question": item.question}, config, context=context, durability="sync")
+    elif state.next:
+        settings.graph.invoke(None, config, context=context, durability="sync")
+    return dict(settings.graph.get_state(config).values)
+
+
+def run_method(method: Method, item: Item, seed: int, settings: MethodSettings) -> dict[str, Any]:
+    """Answer `item` with `method` and score it; the gold answer never reaches the model."""
+    start = time.perf_counter()
+    stats = CallStats()
+    episode: dict[str, Any] = {}
+    vote: Vote | None = None
+    switched = False
+    if method in ("react", "act", "react-cot-sc"):
+        episode = _episode(settings, item, seed, method, "act" if method == "act" else "react")
+        answer = episode.get("answer")
+        if method == "react-cot-sc" and react_needs_fallback(answer):
+            vote = _vote(settings, item, stats, seed)
+            answer, switched = vote.answer, True
+    elif method == "standard":
+        answer = run_standard(settings.model, item.question, stats)
+    elif method == "cot":
+        answer = run_cot(settings.model, item.question, stats)
+    else:  # cot-sc, cot-sc-react
+        vote = _vote(settings, item, stats, seed)
+        answer = vote.answer
+        if method == "cot-sc-react" and majority_is_weak(vote):
+            episode = _episode(settings, item, seed, method, "react")
+            answer, switched = episode.get("answer"), True
+    return _record(method, item, seed, answer, episode, stats, vote, switched,
+                   time.perf_counter() - start)
+
+
+def _vote(settings: MethodSettings, item: Item, stats: CallStats, seed: int) -> Vote:
+    sampling = {**settings.sampling, "seed": settings.sampling["seed"] + 1000 * seed} \
+        if "seed" in settings.sampling else settings.sampling
+    return run_cot_sc(settings.model, item.question, stats, samples=settings.sc_samples,
+                      temperature=settings.sc_temperature, sampling=sampling)
+
+
+def _record(method: str, item: Item, seed: int, answer: str | None, episode: dict[str, Any],
+            stats: CallStats, vote: Vote | None, switched: bool, latency: float) -> dict[str, Any]:
+    trajectory = episode.get("trajectory", [])
+    usage = episode.get("usage", [])
+    observations = [s["observation"] for s in trajectory]
+    finished_by_agent = episode.get("status") == "finished"
+    return {
+        "id": item.id,
+        "seed": seed,
+        "method": method,
+        "question": item.question,
+        "gold": item.answer,
+        "answer": answer,
+        "em": exact_match(answer, item.answer),
+        "f1": f1_score(answer, item.answer),
+        "status": episode.get("status") or ("finished" if answer is not None else "no_answer"),
+        "steps": episode.get("steps", 0),
+        "invalid_steps": sum(1 for s in trajectory if s["observation"].startswith("Invalid action:")),
+        "model_calls": stats.model_calls + len(usage),
+        "input_tokens": stats.input_tokens + sum(u["input_tokens"] for u in usage),
+        "output_tokens": stats.output_tokens + sum(u["output_tokens"] for u in usage),
+        "wiki_requests": sum(u["wiki_requests"] for u in usage),
+        "latency_s": latency,
+        "supported": (is_supported(answer, observations)
+                      if finished_by_agent and not switched and not is_yes_no(answer) else None),
+        "switched": switched,
+        "votes": None if vote is None else {"votes": vote.votes, "samples": vote.samples,
+                                            "answers": vote.answers},
+        "trajectory": trajectory,
+    }

@@ -1,0 +1,60 @@
+"""Aggregate per-question records into the evaluation's metrics (per seed, then across seeds)."""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Iterable
+from typing import Any
+
+METRICS = [
+    "em", "f1", "finish_rate", "invalid_action_rate", "wiki_requests_per_question", "mean_steps",
+    "input_tokens", "output_tokens", "model_calls", "latency_mean_s", "latency_p95_s",
+    "budget_exhausted_rate", "repetition_halted_rate", "unsupported_finish_rate", "switch_rate",
+]
+
+
+def _mean(values: list[float]) -> float:
+    return sum(values) / len(values) if values else 0.0
+
+
+def _p95(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[max(int(round(0.95 * len(ordered))) - 1, 0)] if ordered else 0.0
+
+
+def seed_metrics(records: list[dict[str, Any]]) -> dict[str, float]:
+    """Return the metrics of one seed's records."""
+    steps = sum(r["steps"] for r in records)
+    judged = [r for r in records if r["supported"] is not None]
+    return {
+        "questions": float(len(records)),
+        "em": _mean([r["em"] for r in records]),
+        "f1": _mean([r["f1"] for r in records]),
+        "finish_rate": _mean([float(r["answer"] is not None) for r in records]),
+        "invalid_action_rate": (sum(r["invalid_steps"] for r in records) / steps) if steps else 0.0,
+        "wiki_requests_per_question": _mean([r["wiki_requests"] for r in records]),
+        "mean_steps": _mean([r["steps"] for r in records]),
+        "input_tokens": _mean([r["input_tokens"] for r in records]),
+        "output_tokens": _mean([r["output_tokens"] for r in records]),
+        "model_calls": _mean([r["model_calls"] for r in records]),
+        "latency_mean_s": _mean([r["latency_s"] for r in records]),
+        "latency_p95_s": _p95([r["latency_s"] for r in records]),
+        "budget_exhausted_rate": _mean([float(r["status"] == "budget_exhausted") for r in records]),
+        "repetition_halted_rate": _mean([float(r["status"] == "repetition_halted") for r in records]),
+        "unsupported_finish_rate": _mean([float(not r["supported"]) for r in judged]),
+        "switch_rate": _mean([float(r["switched"]) for r in records]),
+    }
+
+
+def summarize(records: Iterable[dict[str, Any]]) -> dict[str, Any]:
+    """Per-seed metrics, and their mean and standard deviation across seeds."""
+    by_seed: dict[int, list[dict[str, Any]]] = {}
+    for record in records:
+        by_seed.setdefault(record["seed"], []).append(record)
+    per_seed = {seed: seed_metrics(rs) for seed, rs in sorted(by_seed.items())}
+    mean, std = {}, {}
+    for name in METRICS:
+        values = [m[name] for m in per_seed.values()]
+        mean[name] = _mean(values)
+        std[name] = statistics.stdev(values) if len(values) > 1 else 0.0
+    return {"per_seed": {str(k): v for k, v in per_seed.items()}, "mean": mean, "std": std}

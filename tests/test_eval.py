@@ -1,0 +1,239 @@
+"""The evaluation: official scoring, the harness end to end, resume, hybrids, no gold leak."""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import PAGES
+from pydantic import PrivateAttr
+from typer.testing import CliRunner
+
+from wikireact import ScriptedChatModel
+from wikireact.cli.app import app
+from wikireact.eval.baselines import Vote, extract_answer, majority_is_weak, react_needs_fallback
+from wikireact.eval.dataset import DatasetError, load_dataset, sample
+from wikireact.eval.harness import EvalConfig, EvalError, run_eval
+from wikireact.eval.scoring import exact_match, f1_score, normalize_answer
+from wikireact.wiki.importer import import_file
+from wikireact.wiki.snapshot import SnapshotSource, SnapshotStore
+
+
+@pytest.mark.parametrize(
+    ("prediction", "gold", "em", "f1"),
+    [
+        ("The Beatles", "Beatles", 1.0, 1.0),
+        ("an apple!", "Apple", 1.0, 1.0),
+        ("  yes ", "yes", 1.0, 1.0),
+        ("yes", "no", 0.0, 0.0),
+        ("no", "no answer", 0.0, 0.0),
+        ("yes it is", "yes", 0.0, 0.0),  # gold is yes, prediction differs -> F1 0
+        ("Scott Derrickson", "yes", 0.0, 0.0),
+        ("noanswer", "Paris", 0.0, 0.0),
+        ("New York City", "New York", 0.0, 0.8),
+        ("Paris, France", "Paris", 0.0, 2 / 3),
+        (None, "Paris", 0.0, 0.0),
+        ("", "Paris", 0.0, 0.0),
+        ("1,988", "1988", 1.0, 1.0),
+        ("the the", "a", 1.0, 0.0),  # both normalise to "" -> EM 1, no tokens -> F1 0
+    ],
+)
+def test_official_scoring(prediction: str | None, gold: str, em: float, f1: float) -> None:
+    assert exact_match(prediction, gold) == em
+    assert f1_score(prediction, gold) == pytest.approx(f1)
+
+
+def test_normalize_answer() -> None:
+    assert normalize_answer("  The  U.S. Army's  base ") == "us armys base"
+
+
+def test_paper_sample_is_reproduced() -> None:
+    items = [type("I", (), {"id": str(i)})() for i in range(7405)]
+    import random
+
+    idxs = list(range(7405))
+    random.Random(233).shuffle(idxs)
+    assert [int(i.id) for i in sample(items, 500, 233)] == idxs[:500]  # type: ignore[arg-type]
+
+
+def test_extract_answer() -> None:
+    assert extract_answer("Thought: x. So the answer is Paris.") == "Paris"
+    assert extract_answer("Answer: Soviet Union") == "Soviet Union"
+    assert extract_answer("I don't know") is None
+
+
+def test_hybrid_switching_rules() -> None:
+    assert react_needs_fallback(None) and not react_needs_fallback("Paris")
+    assert majority_is_weak(Vote("a", 10, 21))
+    assert not majority_is_weak(Vote("a", 11, 21))
+    assert majority_is_weak(Vote(None, 0, 5))
+
+
+DATA = [
+    {"_id": "q1", "question": "Were Scott Derrickson and Ed Wood of the same nationality?", "answer": "yes"},
+    {"_id": "q2", "question": "Where was Ed Wood born?", "answer": "Poughkeepsie, New York"},
+    {"_id": "q3", "question": "Which city does Scott Derrickson live in?", "answer": "Los Angeles"},
+    {"_id": "q4", "question": "Is Ed Wood a director?", "answer": "no"},
+]
+SCRIPT = [
+    "Thought: look him up.\nAction: Search[Scott Derrickson]",
+    "Thought: next.\nAction: Serch[Ed Wood]",
+    "Thought: again.\nAction: Search[Ed Wood]",
+    "Thought: born?\nAction: Lookup[born]",
+    "Thought: done.\nAction: Finish[Poughkeepsie, New York]",
+]
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> tuple[Path, Path]:
+    dataset = tmp_path / "dev.json"
+    dataset.write_text(json.dumps(DATA))
+    pages = tmp_path / "pages.jsonl"
+    pages.write_text("".join(json.dumps({"title": t, "text": x}) + "\n" for t, x in PAGES.items()))
+    snapshot = tmp_path / "snap.db"
+    import_file(pages, SnapshotStore.create(snapshot))
+    return dataset, snapshot
+
+
+class Spy(ScriptedChatModel):
+    """Records every prompt; fails every call after `fail_after` calls when set."""
+
+    fail_after: int | None = None
+    prompts: list[str] = []
+    _calls: int = PrivateAttr(default=0)
+    _lock: Any = PrivateAttr(default_factory=threading.Lock)
+
+    def _respond(self, index, messages, stop):  # type: ignore[no-untyped-def]
+        with self._lock:
+            self._calls += 1
+            self.prompts.append("\n".join(str(m.content) for m in messages))
+            if self.fail_after is not None and self._calls > self.fail_after:
+                raise ConnectionError("model down")
+        return super()._respond(index, messages, stop)
+
+
+def config(dataset: Path, snapshot: Path, method: str = "react", **kw: Any) -> EvalConfig:
+    return EvalConfig(dataset=str(dataset), method=method, model="scripted", wiki=str(snapshot),  # type: ignore[arg-type]
+                      sample_seed=None, concurrency=4, **kw)
+
+
+def test_react_harness_end_to_end(files: tuple[Path, Path], tmp_path: Path) -> None:
+    dataset, snapshot = files
+    model = Spy(outputs=SCRIPT, prompts=[])
+    report = run_eval(config(dataset, snapshot, seeds=2), tmp_path / "out", model=model,
+                      wiki=SnapshotSource.open(snapshot))
+    m = report["metrics"]["mean"]
+    assert m["em"] == 0.25 and m["finish_rate"] == 1.0  # only q2's gold matches the script
+    assert m["mean_steps"] == 5 and m["model_calls"] == 5
+    assert m["invalid_action_rate"] == pytest.approx(1 / 5)
+    assert m["wiki_requests_per_question"] == 2  # two Search hits; Lookup and the invalid step make none
+    assert m["unsupported_finish_rate"] == 0.0  # "Poughkeepsie, New York" was observed
+    assert report["metrics"]["std"]["em"] == 0.0
+    settings = report["settings"]
+    assert settings["snapshot_id"] == SnapshotSource.open(snapshot).snapshot_id
+    assert settings["max_steps"] == 7 and settings["seeds"] == 2 and "langgraph" in settings["versions"]
+    lines = (tmp_path / "out" / "trajectories.jsonl").read_text().splitlines()
+    assert len(lines) == 8
+    assert all(json.loads(line)["trajectory"][4]["action"] == "Finish[Poughkeepsie, New York]" for line in lines)
+
+
+def test_interrupted_run_resumes_to_identical_metrics(files: tuple[Path, Path], tmp_path: Path) -> None:
+    dataset, snapshot = files
+    reference = run_eval(config(dataset, snapshot), tmp_path / "ref", model=Spy(outputs=SCRIPT, prompts=[]),
+                         wiki=SnapshotSource.open(snapshot))
+    with pytest.raises(Exception, match="model down"):
+        run_eval(config(dataset, snapshot), tmp_path / "run", model=Spy(outputs=SCRIPT, prompts=[], fail_after=9),
+                 wiki=SnapshotSource.open(snapshot))
+    partial = (tmp_path / "run" / "trajectories.jsonl").read_text().splitlines()
+    assert len(partial) < 4
+    with pytest.raises(EvalError, match="--resume"):
+        run_eval(config(dataset, snapshot), tmp_path / "run", model=Spy(outputs=SCRIPT, prompts=[]),
+                 wiki=SnapshotSource.open(snapshot))
+    resumed_model = Spy(outputs=SCRIPT, prompts=[])
+    resumed = run_eval(config(dataset, snapshot), tmp_path / "run", resume=True, model=resumed_model,
+                       wiki=SnapshotSource.open(snapshot))
+    timing = {"latency_mean_s", "latency_p95_s"}
+    assert {k: v for k, v in resumed["metrics"]["mean"].items() if k not in timing} == \
+        {k: v for k, v in reference["metrics"]["mean"].items() if k not in timing}
+    assert len(resumed_model.prompts) == 4 * 5 - 9  # only the calls not already made
+    with pytest.raises(EvalError, match="settings differ"):
+        run_eval(config(dataset, snapshot, max_steps=3), tmp_path / "run", resume=True,
+                 model=Spy(outputs=SCRIPT, prompts=[]), wiki=SnapshotSource.open(snapshot))
+
+
+def test_cot_sc_and_hybrids(files: tuple[Path, Path], tmp_path: Path) -> None:
+    dataset, snapshot = files
+    votes = ["Thought: a. So the answer is yes.", "Thought: b. So the answer is no.",
+             "Thought: c. So the answer is yes.", "Thought: d. So the answer is maybe."]
+    report = run_eval(config(dataset, snapshot, "cot-sc", sc_samples=3), tmp_path / "sc",
+                      model=Spy(outputs=votes, prompts=[]), wiki=SnapshotSource.open(snapshot))
+    assert report["metrics"]["mean"]["em"] == 0.25  # majority "yes" matches q1 only
+    assert report["metrics"]["mean"]["model_calls"] == 3
+    record = json.loads((tmp_path / "sc" / "trajectories.jsonl").read_text().splitlines()[0])
+    assert record["votes"]["votes"] == 2 and record["votes"]["samples"] == 3
+    # 2 of 3 is a strong majority: cot-sc-react does not switch
+    strong = run_eval(config(dataset, snapshot, "cot-sc-react", sc_samples=3), tmp_path / "h1",
+                      model=Spy(outputs=votes, prompts=[]), wiki=SnapshotSource.open(snapshot))
+    assert strong["metrics"]["mean"]["switch_rate"] == 0.0
+    # 1 of 4 each: weak majority -> switch to ReAct (the script then acts from its start)
+    weak_votes = ["Thought: So the answer is a.", "Thought: So the answer is b.",
+                  "Thought: So the answer is c.", "Thought: So the answer is d.", *SCRIPT[4:]]
+    weak = run_eval(config(dataset, snapshot, "cot-sc-react", sc_samples=4), tmp_path / "h2",
+                    model=Spy(outputs=weak_votes, prompts=[]), wiki=SnapshotSource.open(snapshot))
+    assert weak["metrics"]["mean"]["switch_rate"] == 1.0
+    # ReAct that never finishes -> CoT-SC fallback provides the answer
+    loop = [f"Action: Lookup[w{i}]" for i in range(7)]
+    fallback = run_eval(config(dataset, snapshot, "react-cot-sc", sc_samples=3, max_steps=2), tmp_path / "h3",
+                        model=Spy(outputs=[*votes[:2], *loop], prompts=[]), wiki=SnapshotSource.open(snapshot))
+    assert fallback["metrics"]["mean"]["switch_rate"] == 1.0
+    assert fallback["metrics"]["mean"]["budget_exhausted_rate"] == 1.0
+    assert fallback["metrics"]["mean"]["finish_rate"] == 1.0
+
+
+def test_bad_datasets_are_refused(tmp_path: Path) -> None:
+    latin = tmp_path / "latin.json"
+    latin.write_bytes('[{"question": "Caf\xe9?", "answer": "x"}]'.encode("latin-1"))
+    cases = {
+        tmp_path / "missing.json": "cannot read dataset",
+        latin: "not UTF-8",
+        tmp_path / "broken.json": "not valid JSON",
+        tmp_path / "shape.json": "needs text fields question and answer",
+        tmp_path / "empty.json": "non-empty list",
+    }
+    (tmp_path / "broken.json").write_text('[{"question": ')
+    (tmp_path / "shape.json").write_text('[{"question": "q"}]')
+    (tmp_path / "empty.json").write_text("[]")
+    for path, message in cases.items():
+        with pytest.raises(DatasetError, match=message):
+            load_dataset(path)
+
+
+def test_eval_cli_and_report(files: tuple[Path, Path], tmp_path: Path) -> None:
+    dataset, snapshot = files
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(SCRIPT))
+    runner = CliRunner()
+    for method in ("react", "act"):
+        result = runner.invoke(app, ["eval", str(dataset), "--method", method, "--model", f"scripted:{script}",
+                                     "--wiki", str(snapshot), "--out", str(tmp_path / method), "--concurrency", "2"])
+        assert result.exit_code == 0, result.output
+    result = runner.invoke(app, ["eval", "report", str(tmp_path / "react"), str(tmp_path / "act")])
+    assert result.exit_code == 0, result.output
+    assert "react" in result.stdout and "act" in result.stdout and "EM" in result.stdout
+    bad = runner.invoke(app, ["eval", str(dataset), "--method", "magic"])
+    assert bad.exit_code == 2 and "unknown method" in bad.stderr
+
+
+@pytest.mark.parametrize("method", ["react", "cot", "standard", "cot-sc-react"])
+def test_gold_answer_never_reaches_the_model(files: tuple[Path, Path], tmp_path: Path, method: str) -> None:
+    _, snapshot = files
+    dataset = tmp_path / "marked.jsonl"
+    dataset.write_text(json.dumps({"question": "Where was Ed Wood born?", "answer": "Zq-gold-marker"}) + "\n")
+    model = Spy(outputs=[*SCRIPT, *SCRIPT], prompts=[])
+    run_eval(config(dataset, snapshot, method, sc_samples=2), tmp_path / "o", model=model,
+             wiki=SnapshotSource.open(snapshot))
+    assert model.prompts and not any("Zq-gold-marker" in p for p in model.prompts)
+    assert not any("correct" in p.lower() for p in model.prompts)
