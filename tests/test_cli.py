@@ -187,3 +187,20 @@ def test_ctrl_c_leaves_a_checkpoint_that_resume_continues(tmp_path: Path, snapsh
     assert out["status"] == "finished" and out["steps"] == 4
     assert [s["action"] for s in out["trajectory"]] == [
         "Search[Scott Derrickson]", "Search[Ed Wood]", "Lookup[born]", "Finish[yes]"]
+
+
+def test_corrupt_or_newer_checkpoint_files_are_refused(tmp_path: Path, snapshot: Path) -> None:
+    import sqlite3
+
+    corrupt = tmp_path / "corrupt.db"
+    corrupt.write_bytes(b"garbage" * 100)
+    newer = tmp_path / "newer.db"
+    conn = sqlite3.connect(newer)
+    conn.execute("PRAGMA user_version = 99")
+    conn.close()
+    for db, message in ((corrupt, "cannot use checkpoint file"), (newer, "newer wikireact")):
+        before = db.read_bytes()
+        result = runner.invoke(app, ["ask", QUESTION, "--model", script(tmp_path, GOOD_RUN),
+                                     "--wiki", str(snapshot), "--db", str(db)])
+        assert result.exit_code == 2 and message in flat(result.stderr)
+        assert db.read_bytes() == before  # nothing written

@@ -17,6 +17,7 @@ from platformdirs import user_data_dir
 
 from wikireact.context import Context
 
+SCHEMA_VERSION = 1
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS wikireact_threads(
     thread_id TEXT PRIMARY KEY,
@@ -48,9 +49,17 @@ class ThreadStore:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             self.conn = sqlite3.connect(path, check_same_thread=False, timeout=30)
-            self.conn.execute("PRAGMA journal_mode=WAL")
             self.conn.execute("PRAGMA busy_timeout=30000")
+            found = int(self.conn.execute("PRAGMA user_version").fetchone()[0])
+            if found > SCHEMA_VERSION:
+                self.conn.close()
+                raise ThreadStoreError(
+                    f"checkpoint file {path} was written by a newer wikireact (schema {found}, "
+                    f"this one reads {SCHEMA_VERSION}); upgrade wikireact or use another --db"
+                )
+            self.conn.execute("PRAGMA journal_mode=WAL")
             self.conn.execute(_SCHEMA)
+            self.conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             self.conn.commit()
             self.saver = SqliteSaver(self.conn)
             self.saver.setup()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -17,6 +18,8 @@ from wikireact.eval.report import comparison_table, load_report
 from wikireact.nodes.reason import ModelCallError
 
 console = Console()
+# The comparison table is wide; when output is not a terminal, do not squeeze it to 80 columns.
+wide = console if console.is_terminal else Console(width=220)
 
 
 def eval_command(
@@ -42,7 +45,7 @@ def eval_command(
         if len(targets) < 2:
             fail("eval report needs at least one DIR")
         try:
-            console.print(comparison_table([load_report(Path(d)) for d in targets[1:]]))
+            wide.print(comparison_table([load_report(Path(d)) for d in targets[1:]]))
         except EvalError as exc:
             fail(str(exc))
         return
@@ -68,10 +71,18 @@ def eval_command(
                 on_record=lambda record: progress.advance(task),
             )
     except KeyboardInterrupt:
-        fail(f"interrupted; finished questions are saved in {out}: continue with the same command and --resume", 130)
+        # Episodes in flight are checkpointed after every step and finished records are
+        # already on disk: stop now instead of waiting for the workers, and resume later.
+        from wikireact.cli.app import errors
+
+        errors.print(f"[bold red]error:[/] interrupted; progress is saved in {out}: "
+                     "continue with the same command and --resume", highlight=False)
+        sys.stderr.flush()
+        sys.stdout.flush()
+        os._exit(130)
     except (EvalError, DatasetError) as exc:
         fail(str(exc))
     except ModelCallError as exc:
         fail(f"{exc}. Finished questions are saved in {out}: continue later with --resume", 1)
-    console.print(comparison_table([report]))
+    wide.print(comparison_table([report]))
     console.print(f"report: {out / 'report.json'}  trajectories: {out / 'trajectories.jsonl'}")

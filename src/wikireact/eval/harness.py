@@ -131,7 +131,15 @@ def run_eval(
     if on_start:
         on_start(len(items) * config.seeds, len(items) * config.seeds - len(todo))
     lock = threading.Lock()
-    with (out / RECORDS).open("a", encoding="utf-8") as sink:
+    records_path = out / RECORDS
+    if records_path.exists() and records_path.stat().st_size:
+        with records_path.open("rb") as existing:
+            existing.seek(-1, os.SEEK_END)
+            torn = existing.read(1) != b"\n"
+        if torn:  # a crash cut the last line: start a fresh line so no record is glued to it
+            with records_path.open("a", encoding="utf-8") as sink:
+                sink.write("\n")
+    with records_path.open("a", encoding="utf-8") as sink:
 
         def one(item: Any, seed: int) -> None:
             record = run_method(config.method, item, seed, settings)
@@ -142,14 +150,15 @@ def run_eval(
             if on_record:
                 on_record(record)
 
-        with ThreadPoolExecutor(max_workers=max(config.concurrency, 1)) as pool:
+        pool = ThreadPoolExecutor(max_workers=max(config.concurrency, 1))
+        try:
             futures = [pool.submit(one, item, seed) for item, seed in todo]
             finished, _ = wait(futures, return_when=FIRST_EXCEPTION)
             failed = [f for f in finished if f.exception() is not None]
             if failed:
-                for future in futures:
-                    future.cancel()
                 raise failed[0].exception()  # type: ignore[misc]
+        finally:
+            pool.shutdown(wait=False, cancel_futures=True)
     store.close()
     wanted = {(item.id, seed) for seed in range(config.seeds) for item in items}
     records = [r for key, r in read_records(out / RECORDS).items() if key in wanted]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -45,3 +46,20 @@ class WikiSource(Protocol):
     def similar(self, query: str, limit: int = 5) -> list[str]:
         """Up to `limit` titles matching `query`, best first."""
         ...
+
+
+class RequestCounter:
+    """Counts a source's requests per thread, so concurrent episodes each see their own."""
+
+    def __init__(self) -> None:
+        """Start every thread at zero."""
+        self._local = threading.local()
+
+    @property
+    def value(self) -> int:
+        """Return the number of requests the calling thread has made."""
+        return int(getattr(self._local, "count", 0))
+
+    def add(self) -> None:
+        """Count one request of the calling thread."""
+        self._local.count = self.value + 1

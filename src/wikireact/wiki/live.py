@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextvars
 import json
 import random
-import threading
 import time
 import warnings
 from collections.abc import Callable, Iterator
@@ -24,7 +23,13 @@ import requests
 import wikipedia
 import wikipedia.wikipedia as wikipedia_module
 
-from wikireact.wiki.base import Disambiguation, Page, WikiSource, WikiUnavailableError
+from wikireact.wiki.base import (
+    Disambiguation,
+    Page,
+    RequestCounter,
+    WikiSource,
+    WikiUnavailableError,
+)
 from wikireact.wiki.snapshot import SnapshotStore
 
 API_URL = "https://en.wikipedia.org/w/api.php"
@@ -57,18 +62,18 @@ class Transport:
         self.max_backoff_s = max_backoff_s
         self.session = session or requests.Session()
         self.sleep = sleep
-        self._local = threading.local()
+        self._counter = RequestCounter()
 
     @property
     def requests(self) -> int:
         """HTTP requests this thread has sent (retries included)."""
-        return getattr(self._local, "count", 0)
+        return self._counter.value
 
     def get_json(self, params: dict[str, Any]) -> dict[str, Any]:
         """Send one API request (retrying transient failures) and return its JSON."""
         reason = "no attempt made"
         for attempt in range(self.retries + 1):
-            self._local.count = self.requests + 1
+            self._counter.add()
             wait: float | None = None
             try:
                 reply = self.session.get(

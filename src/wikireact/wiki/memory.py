@@ -5,7 +5,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Mapping
 
-from wikireact.wiki.base import Disambiguation, Page
+from wikireact.wiki.base import Disambiguation, Page, RequestCounter
 
 
 class MemorySource:
@@ -22,16 +22,16 @@ class MemorySource:
         self.pages = dict(pages)
         self.redirects = dict(redirects or {})
         self.disambiguations = dict(disambiguations or {})
-        self._requests = 0
+        self._counter = RequestCounter()
 
     @property
     def requests(self) -> int:
-        """Number of fetch/similar calls answered (stands in for outside requests)."""
-        return self._requests
+        """Return the fetch/similar calls this thread made (they stand in for outside requests)."""
+        return self._counter.value
 
     def fetch(self, title: str) -> Page | Disambiguation | None:
         """Exact title (or redirect) first, then case/whitespace-insensitive."""
-        self._requests += 1
+        self._counter.add()
         title = self.redirects.get(title, title)
         if title in self.disambiguations:
             return Disambiguation(title, self.disambiguations[title])
@@ -45,7 +45,7 @@ class MemorySource:
 
     def similar(self, query: str, limit: int = 5) -> list[str]:
         """Titles sharing a word with the query, closest spelling first."""
-        self._requests += 1
+        self._counter.add()
         words = set(query.casefold().split())
         hits = [t for t in self.pages if words & set(t.casefold().split())]
         return sorted(hits, key=lambda t: -difflib.SequenceMatcher(None, t, query).ratio())[:limit]

@@ -16,7 +16,7 @@ import threading
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from wikireact.wiki.base import Disambiguation, Page
+from wikireact.wiki.base import Disambiguation, Page, RequestCounter
 
 SCHEMA_VERSION = 1
 MAX_REDIRECT_HOPS = 5
@@ -256,7 +256,7 @@ class SnapshotSource:
     def __init__(self, store: SnapshotStore) -> None:
         """Serve pages from `store`."""
         self.store = store
-        self._requests = 0
+        self._counter = RequestCounter()
 
     @classmethod
     def open(cls, path: Path) -> SnapshotSource:
@@ -266,7 +266,7 @@ class SnapshotSource:
     @property
     def requests(self) -> int:
         """Snapshot look-ups made (a snapshot never touches the network)."""
-        return self._requests
+        return self._counter.value
 
     @property
     def snapshot_id(self) -> str | None:
@@ -275,12 +275,12 @@ class SnapshotSource:
 
     def fetch(self, title: str) -> Page | Disambiguation | None:
         """Exact title first, then case/whitespace-insensitive; redirects followed."""
-        self._requests += 1
+        self._counter.add()
         return self.store.lookup(title, fuzzy=True)[1]
 
     def similar(self, query: str, limit: int = 5) -> list[str]:
         """Return recorded results for this query if any, else full-text search."""
-        self._requests += 1
+        self._counter.add()
         recorded = self.store.recorded_search(query)
         if recorded is not None:
             return recorded[:limit]

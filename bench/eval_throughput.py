@@ -1,0 +1,59 @@
+"""Eval throughput: 64 questions with a scripted model that waits 200 ms per call,
+at concurrency 1 and 16. Prints both wall times and the speedup (target: >= 8x).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from wikireact import MemorySource, ScriptedChatModel
+from wikireact.eval.harness import EvalConfig, run_eval
+
+QUESTIONS = 64
+DELAY_S = 0.2
+TARGET_SPEEDUP = 8.0
+SCRIPT = ["Thought: look.\nAction: Search[Ed Wood]", "Thought: done.\nAction: Finish[American]"]
+WIKI = {"Ed Wood": "Ed Wood was an American filmmaker. He was born in 1924."}
+
+
+def wall_time(concurrency: int, tmp: Path) -> float:
+    """Seconds to evaluate all questions at this concurrency."""
+    dataset = tmp / "questions.jsonl"
+    dataset.write_text("".join(
+        json.dumps({"_id": f"q{i}", "question": f"Question {i} about Ed Wood?", "answer": "American"}) + "\n"
+        for i in range(QUESTIONS)))
+    config = EvalConfig(dataset=str(dataset), method="react", model="scripted", wiki="memory",
+                        sample_seed=None, concurrency=concurrency)
+    start = time.perf_counter()
+    report = run_eval(config, tmp / f"out-{concurrency}", model=ScriptedChatModel(outputs=SCRIPT, delay_s=DELAY_S),
+                      wiki=MemorySource(WIKI))
+    elapsed = time.perf_counter() - start
+    assert report["metrics"]["mean"]["em"] == 1.0
+    return elapsed
+
+
+def run() -> dict[str, float]:
+    """Measure both concurrencies and return the figures."""
+    with tempfile.TemporaryDirectory() as tmp:
+        serial = wall_time(1, Path(tmp))
+        parallel = wall_time(16, Path(tmp))
+    return {"eval wall s, concurrency 1": serial, "eval wall s, concurrency 16": parallel,
+            "eval speedup": serial / parallel}
+
+
+def main() -> int:
+    """Print the figures and compare the speedup with its target."""
+    figures = run()
+    for name, value in figures.items():
+        print(f"{name:32s} {value:10.2f}")
+    ok = figures["eval speedup"] >= TARGET_SPEEDUP
+    print(f"target speedup >= {TARGET_SPEEDUP}: {'ok' if ok else 'MISSED'}")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

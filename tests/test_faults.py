@@ -1,0 +1,88 @@
+"""Model and Wikipedia faults against local stand-in servers: episodes still end cleanly."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import pytest
+import requests
+from conftest import GOOD_RUN, PAGES, QUESTION
+from fake_mediawiki import FakeMediaWiki
+from fault_server import FaultServer, every_third_of_ten, json_reply
+
+from wikireact import MemorySource, build_graph
+from wikireact.models import MODEL_MAX_RETRIES
+from wikireact.wiki.live import LiveSource, Transport
+
+pytestmark = pytest.mark.slow
+
+
+def chat_reply(method: str, path: str, query: dict[str, str], body: bytes) -> tuple[int, dict, bytes]:
+    """An OpenAI-compatible chat completion that replays GOOD_RUN by step number."""
+    assert path == "/openai/v1/chat/completions"
+    messages = json.loads(body)["messages"]
+    start = max(i for i, m in enumerate(messages) if str(m["content"]).startswith("Question: "))
+    step = sum(1 for m in messages[start:] if m["role"] == "assistant")
+    return json_reply({
+        "id": "x", "object": "chat.completion", "created": 0, "model": "qwen/qwen3.6-27b",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": GOOD_RUN[step]},
+                     "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110},
+    })
+
+
+def test_model_faults_are_retried_by_the_client(monkeypatch: pytest.MonkeyPatch) -> None:
+    from langchain_groq import ChatGroq
+
+    kinds = ["429-retry-after", "429", "500", "503", "slow"]
+    with FaultServer(chat_reply, every_third_of_ten(kinds), slow_s=1.5) as server:
+        model = ChatGroq(model="qwen/qwen3.6-27b", api_key="test-key", base_url=server.url,  # type: ignore[arg-type]
+                         timeout=1.0, max_retries=MODEL_MAX_RETRIES, temperature=0)
+        graph = build_graph(model=model, wiki=MemorySource(PAGES))
+        outs = [graph.invoke({"question": QUESTION}) for _ in range(4)]
+    assert all(o["status"] == "finished" and o["answer"] == "yes" for o in outs)
+    assert all([s["action"] for s in o["trajectory"]] == [
+        "Search[Scott Derrickson]", "Search[Ed Wood]", "Lookup[born]", "Finish[yes]"] for o in outs)
+    assert sum(server.injected.values()) >= 6 and set(server.injected) == set(kinds)
+    assert outs[0]["usage"][0]["input_tokens"] == 100
+
+
+def mediawiki_reply(wiki: FakeMediaWiki):  # type: ignore[no-untyped-def]
+    def respond(method: str, path: str, query: dict[str, str], body: bytes) -> tuple[int, dict, bytes]:
+        return json_reply(wiki.reply(query))
+    return respond
+
+
+def test_wikipedia_faults_end_in_clear_observations() -> None:
+    wiki = FakeMediaWiki(pages=dict(PAGES), search_results={"Ed Woody": ["Ed Wood"]})
+    kinds = ["429-retry-after", "429", "500", "slow", "truncated", "html"]
+    timeout_s = 0.5
+    durations: list[float] = []
+
+    class TimedSession(requests.Session):
+        def get(self, *args: Any, **kwargs: Any) -> requests.Response:  # type: ignore[override]
+            start = time.perf_counter()
+            try:
+                return super().get(*args, **kwargs)
+            finally:
+                durations.append(time.perf_counter() - start)
+
+    from wikireact import ScriptedChatModel
+
+    script = ["Action: Search[Scott Derrickson]", "Action: Search[Ed Woody]", "Action: Search[Ed Wood]",
+              "Action: Lookup[born]", "Action: Finish[yes]"]
+    with FaultServer(mediawiki_reply(wiki), every_third_of_ten(kinds), slow_s=2.0) as server:
+        transport = Transport(f"{server.url}/w/api.php", timeout_s=timeout_s, retries=3, backoff_s=0.05,
+                              session=TimedSession())
+        graph = build_graph(model=ScriptedChatModel(outputs=script), wiki=LiveSource(transport))
+        outs = [graph.invoke({"question": QUESTION}) for _ in range(6)]
+    assert all(o["status"] == "finished" for o in outs)
+    for out in outs:
+        for step in out["trajectory"][:3]:
+            obs = step["observation"]
+            assert obs.startswith(("Scott Derrickson", "Edward Davis", "Could not find Ed Woody",
+                                   "Wikipedia is unavailable right now", "Wikipedia sent a reply"))
+    assert sum(server.injected.values()) >= 5 and set(server.injected) >= {"429", "500", "slow", "truncated", "html"}
+    assert max(durations) <= timeout_s + 1.0
