@@ -1,5 +1,6 @@
-"""Eval throughput: 64 questions with a scripted model that waits 200 ms per call,
-at concurrency 1 and 16. Prints both wall times and the speedup (target: >= 8x).
+"""Eval throughput: 64 questions, a scripted model waiting 200 ms per call.
+
+Runs at concurrency 1 and 16. Prints both wall times and the speedup (target: >= 8x).
 """
 
 from __future__ import annotations

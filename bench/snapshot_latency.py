@@ -23,6 +23,7 @@ TARGETS_MS = {"title lookup p95": 5.0, "similar search p95": 50.0}
 
 
 def corpus(rng: random.Random) -> Iterator[tuple[str, str, str]]:
+    """Yield the generated pages."""
     for i in range(PAGES):
         title = f"{rng.choice(WORDS).capitalize()} {rng.choice(WORDS)} {i}"
         body = " ".join(
@@ -32,11 +33,13 @@ def corpus(rng: random.Random) -> Iterator[tuple[str, str, str]]:
 
 
 def percentiles(samples: list[float]) -> tuple[float, float]:
+    """Return p50 and p95."""
     ordered = sorted(samples)
     return statistics.median(ordered), ordered[int(len(ordered) * 0.95) - 1]
 
 
 def timed(fn: Callable[[str], object], inputs: list[str]) -> list[float]:
+    """Return the milliseconds of each call."""
     out = []
     for value in inputs:
         start = time.perf_counter()

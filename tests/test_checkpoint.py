@@ -104,3 +104,34 @@ def test_fork_with_an_edited_action(checkpointer: BaseCheckpointSaver, wiki: Mem
     assert out["answer"] == "yes"
     # the original branch is untouched
     assert graph.get_state(before_act_2.config).values["steps"] == 1
+
+
+def test_crash_between_saved_writes_and_next_checkpoint(tmp_path: Path, wiki: MemorySource) -> None:
+    """`next` is empty then, yet the episode still runs: resume on status, not on `next`."""
+    import sqlite3
+
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    from wikireact.state import episode_ended
+
+    class Crash(BaseException):
+        pass
+
+    class CrashingSaver(SqliteSaver):
+        def put(self, config, checkpoint, metadata, new_versions):  # type: ignore[no-untyped-def]
+            if metadata.get("step") == 8:  # the checkpoint after step 2's `observe`
+                raise Crash()
+            return super().put(config, checkpoint, metadata, new_versions)
+
+    db = tmp_path / "c.db"
+    graph = build_graph(CrashingSaver(sqlite3.connect(db, check_same_thread=False)),
+                        model=ScriptedChatModel(outputs=GOOD_RUN), wiki=wiki)
+    with pytest.raises(Crash):
+        graph.invoke({"question": QUESTION}, thread(), durability="sync")
+    fresh = build_graph(SqliteSaver(sqlite3.connect(db, check_same_thread=False)),
+                        model=ScriptedChatModel(outputs=GOOD_RUN), wiki=wiki)
+    state = fresh.get_state(thread())
+    assert state.next == () and state.values["steps"] == 2 and not episode_ended(state.values)
+    out = fresh.invoke(None, thread())
+    assert [s["action"] for s in out["trajectory"]] == [
+        "Search[Scott Derrickson]", "Search[Ed Wood]", "Lookup[born]", "Finish[yes]"]

@@ -15,6 +15,17 @@ from langgraph.channels import DeltaChannel
 from typing_extensions import TypedDict
 
 Status = Literal["running", "finished", "budget_exhausted", "repetition_halted"]
+ENDED: frozenset[str] = frozenset({"finished", "budget_exhausted", "repetition_halted"})
+
+
+def episode_ended(values: dict) -> bool:
+    """Whether a thread's values show a finished episode.
+
+    Use this, not `StateSnapshot.next`, to decide whether to resume: after a crash between
+    a node's saved writes and the next checkpoint, `next` is empty although the episode
+    still runs (`invoke(None, config)` then applies those writes and continues).
+    """
+    return values.get("status") in ENDED
 
 
 def append_items(current: list, batches: Sequence[list]) -> list:

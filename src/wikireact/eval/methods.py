@@ -22,6 +22,7 @@ from wikireact.eval.baselines import (
 )
 from wikireact.eval.dataset import Item
 from wikireact.eval.scoring import exact_match, f1_score, is_supported, is_yes_no
+from wikireact.state import episode_ended
 
 Method = Literal["react", "act", "cot", "cot-sc", "standard", "react-cot-sc", "cot-sc-react"]
 METHODS: tuple[Method, ...] = ("react", "act", "cot", "cot-sc", "standard", "react-cot-sc", "cot-sc-react")
@@ -49,10 +50,10 @@ def _episode(settings: MethodSettings, item: Item, seed: int, method: str,
     """Run (or resume) a ReAct/Act episode in its checkpointed thread."""
     config: RunnableConfig = {"configurable": {"thread_id": thread_id(method, seed, item)}}
     context = Context(max_steps=settings.max_steps, method=graph_method)
-    state = settings.graph.get_state(config)
-    if not state.values:
+    values = settings.graph.get_state(config).values
+    if not values:
         settings.graph.invoke({"question": item.question}, config, context=context, durability="sync")
-    elif state.next:
+    elif not episode_ended(values):
         settings.graph.invoke(None, config, context=context, durability="sync")
     return dict(settings.graph.get_state(config).values)
 
