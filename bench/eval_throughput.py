@@ -11,6 +11,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from table import Row, print_rows
+
 from wikireact import MemorySource, ScriptedChatModel
 from wikireact.eval.harness import EvalConfig, run_eval
 
@@ -46,14 +48,20 @@ def run() -> dict[str, float]:
             "eval speedup": serial / parallel}
 
 
+def rows() -> list[Row]:
+    """Return the figures as table rows."""
+    figures = run()
+    return [
+        Row("eval wall, 64 q, concurrency 1", figures["eval wall s, concurrency 1"], "s"),
+        Row("eval wall, 64 q, concurrency 16", figures["eval wall s, concurrency 16"], "s"),
+        Row("eval speedup 16 vs 1", figures["eval speedup"], "x", f">= {TARGET_SPEEDUP}",
+            figures["eval speedup"] >= TARGET_SPEEDUP),
+    ]
+
+
 def main() -> int:
     """Print the figures and compare the speedup with its target."""
-    figures = run()
-    for name, value in figures.items():
-        print(f"{name:32s} {value:10.2f}")
-    ok = figures["eval speedup"] >= TARGET_SPEEDUP
-    print(f"target speedup >= {TARGET_SPEEDUP}: {'ok' if ok else 'MISSED'}")
-    return 0 if ok else 1
+    return print_rows(rows())
 
 
 if __name__ == "__main__":

@@ -14,6 +14,8 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from table import Row, print_rows
+
 from wikireact.wiki.snapshot import SnapshotSource, SnapshotStore
 
 PAGES = 100_000
@@ -49,7 +51,7 @@ def timed(fn: Callable[[str], object], inputs: list[str]) -> list[float]:
 
 
 def run() -> dict[str, float]:
-    """Build the corpus, measure, and return the figures (ms)."""
+    """Build the corpus, measure, and return the figures."""
     rng = random.Random(7)
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "bench.db"
@@ -71,16 +73,20 @@ def run() -> dict[str, float]:
     return figures
 
 
+def rows() -> list[Row]:
+    """Return the figures as table rows."""
+    out = []
+    for name, value in run().items():
+        target = TARGETS_MS.get(name)
+        unit = "s" if name.startswith("build") else ("MiB" if name.startswith("file") else "ms")
+        out.append(Row(f"snapshot {name}", value, unit, f"< {target} ms" if target else "",
+                       None if target is None else value < target))
+    return out
+
+
 def main() -> int:
     """Print the figures and compare with the targets."""
-    figures = run()
-    failed = False
-    for name, value in figures.items():
-        target = TARGETS_MS.get(name)
-        verdict = "" if target is None else (f"  target < {target} ms: " + ("ok" if value < target else "MISSED"))
-        failed |= target is not None and value >= target
-        print(f"{name:32s} {value:10.3f}{verdict}")
-    return 1 if failed else 0
+    return print_rows(rows())
 
 
 if __name__ == "__main__":

@@ -28,7 +28,7 @@ def test_interrupt_before_act_then_resume_matches_uninterrupted(
     while graph.get_state(thread()).next:
         state = graph.get_state(thread())
         assert state.next == ("act",)
-        assert state.values["action"]["name"] in ("Search", "Lookup")
+        assert state.values["current"]["action"]["name"] in ("Search", "Lookup")
         graph.invoke(None, thread())
         pauses += 1
     final = graph.get_state(thread()).values
@@ -94,8 +94,8 @@ def test_fork_with_an_edited_action(checkpointer: BaseCheckpointSaver, wiki: Mem
     before_act_2 = next(s for s in history if s.values.get("steps") == 1 and s.next == ("act",))
     forked = graph.update_state(
         before_act_2.config,
-        {"action": {"name": "Search", "argument": "Edward D. Wood Jr."},
-         "action_text": "Search[Edward D. Wood Jr.]"},
+        {"current": {"action": {"name": "Search", "argument": "Edward D. Wood Jr."},
+                     "action_text": "Search[Edward D. Wood Jr.]"}},
         as_node="parse",
     )
     out = graph.invoke(None, forked)

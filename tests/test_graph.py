@@ -127,13 +127,13 @@ def test_empty_question_is_rejected(wiki: MemorySource) -> None:
 @pytest.mark.parametrize(
     ("state", "expected"),
     [
-        ({"action": None}, "observe"),
-        ({"action": {"name": "Finish", "argument": "x"}, "action_text": "Finish[x]"}, "observe"),
-        ({"action": {"name": "Search", "argument": "A"}, "action_text": "Search[A]",
+        ({"current": {"action": None}}, "observe"),
+        ({"current": {"action": {"name": "Finish", "argument": "x"}, "action_text": "Finish[x]"}}, "observe"),
+        ({"current": {"action": {"name": "Search", "argument": "A"}, "action_text": "Search[A]"},
           "action_counts": {"Search[A]": 1}}, "observe"),
-        ({"action": {"name": "Search", "argument": "A"}, "action_text": "Search[A]",
+        ({"current": {"action": {"name": "Search", "argument": "A"}, "action_text": "Search[A]"},
           "action_counts": {"Search[B]": 1}}, "act"),
-        ({"action": {"name": "Lookup", "argument": "b"}, "action_text": "Lookup[b]"}, "act"),
+        ({"current": {"action": {"name": "Lookup", "argument": "b"}, "action_text": "Lookup[b]"}}, "act"),
     ],
 )
 def test_route_after_parse(state: dict, expected: str) -> None:

@@ -108,13 +108,13 @@ def test_approval_pause_edit_and_resume(server: tuple[str, Path], settings: dict
     client.runs.wait(thread_id, "agent", input={"question": QUESTION}, context=context)
     state = client.threads.get_state(thread_id)
     assert state["next"] == ["act"]
-    assert state["values"]["action"] == {"name": "Search", "argument": "Scott Derrickson"}
+    assert state["values"]["current"]["action"] == {"name": "Search", "argument": "Scott Derrickson"}
     assert state["tasks"][0]["interrupts"][0]["value"]["proposed_action"] == "Search[Scott Derrickson]"
     client.runs.wait(thread_id, "agent", command={"resume": {"action": "Search[Ed Wood]"}}, context=context)
     # step 2 (Search[Ed Wood]) repeats the edited step 1, so it is not executed and not
     # put to approval; the next pause is before Lookup[born]
     state = client.threads.get_state(thread_id)
-    assert state["next"] == ["act"] and state["values"]["action_text"] == "Lookup[born]"
+    assert state["next"] == ["act"] and state["values"]["current"]["action_text"] == "Lookup[born]"
     assert state["values"]["page_title"] == "Ed Wood" and state["values"]["page_sentences"]
     assert state["values"]["lookup_cursors"] == {}
     client.runs.wait(thread_id, "agent", command={"resume": True}, context=context)

@@ -31,10 +31,11 @@ from wikireact.wiki.factory import open_source
 
 def route_after_parse(state: State) -> Literal["act", "observe"]:
     """Execute only a valid Search/Lookup that was not done before."""
-    action = state.get("action")
+    current = state.get("current") or {}
+    action = current.get("action")
     if action is None or action["name"] == "Finish":
         return "observe"
-    if (state.get("action_counts") or {}).get(state.get("action_text", ""), 0) > 0:
+    if (state.get("action_counts") or {}).get(current.get("action_text", ""), 0) > 0:
         return "observe"
     return "act"
 

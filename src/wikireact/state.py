@@ -1,15 +1,16 @@
 """The typed state of a ReAct episode, and its input and output schemas.
 
-Append-only and rarely-changing large channels (`trajectory`, `usage`,
-`page_sentences`) are `DeltaChannel`s: a checkpointer stores each write once and
-rebuilds the value by replaying writes, instead of re-storing the whole list in every
-checkpoint (see bench/checkpoint_growth.py). Readers see ordinary lists.
+Channels that grow (`trajectory`, `usage`, `action_counts`) or hold large text that
+changes rarely or is copied into the history (`page_sentences`, `current`) are
+`DeltaChannel`s: a checkpointer stores each write once and rebuilds
+the value by replaying writes, instead of re-storing it in every checkpoint (see
+bench/checkpoint_growth.py). Readers see ordinary values.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from langgraph.channels import DeltaChannel
 from typing_extensions import TypedDict
@@ -36,9 +37,26 @@ def append_items(current: list, batches: Sequence[list]) -> list:
     return out
 
 
-def replace_value(current: list, writes: Sequence[list]) -> list:
-    """Reducer for a list replaced wholesale: the last write wins."""
-    return list(writes[-1]) if writes else current
+def last_write(current: Any, writes: Sequence[Any]) -> Any:
+    """Reducer for a value replaced wholesale: the last write wins."""
+    return writes[-1] if writes else current
+
+
+def merge_dicts(current: dict[str, Any], batches: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Reducer for a record written in parts: later keys win."""
+    out = dict(current)
+    for batch in batches:
+        out.update(batch)
+    return out
+
+
+def add_counts(current: dict[str, int], batches: Sequence[dict[str, int]]) -> dict[str, int]:
+    """Reducer for counters: add every written batch of increments."""
+    out = dict(current)
+    for batch in batches:
+        for key, increment in batch.items():
+            out[key] = out.get(key, 0) + increment
+    return out
 
 
 class ActionDict(TypedDict):
@@ -59,6 +77,27 @@ class Step(TypedDict):
     """What the environment (or the format checker) answered."""
     raw: str
     """The model's raw output for this step, after cutting any made-up observation."""
+
+
+class CurrentStep(TypedDict, total=False):
+    """The step in progress, filled in by reason, parse and act; `observe` records it."""
+
+    raw: str
+    """The model's text (cut at any made-up observation)."""
+    thought: str
+    """The thought parsed from it ('' in the Act-only method)."""
+    action: ActionDict | None
+    """The parsed action, or None when the format was invalid."""
+    action_text: str
+    """The action as text (`Search[Ed Wood]`), or what the model attempted."""
+    format_error: str | None
+    """Why the output could not be parsed, if it could not."""
+    observation: str
+    """The environment's answer ('' until `act` ran)."""
+    input_tokens: int
+    output_tokens: int
+    wiki_requests: int
+    """Requests the action made to the Wikipedia source."""
 
 
 class StepUsage(TypedDict):
@@ -92,25 +131,11 @@ class State(InputState, OutputState, total=False):
 
     page_title: str | None
     """Title of the page opened by the last successful Search; None before or after a miss."""
-    page_sentences: Annotated[list[str], DeltaChannel(replace_value)]
+    page_sentences: Annotated[list[str], DeltaChannel(last_write)]
     """All sentences of the current page (Lookup reads them)."""
     lookup_cursors: dict[str, int]
     """Per lowercased keyword, how many of its matches have been shown so far."""
-    action_counts: dict[str, int]
-    """How many times each action (e.g. `Search[Ed Wood]`) has been proposed."""
-    raw_output: str
-    """The current step's model text (cut at any made-up observation)."""
-    thought: str
-    """The current step's thought."""
-    action: ActionDict | None
-    """The current step's parsed action, or None when the format was invalid."""
-    action_text: str
-    """The current step's action as text (`Search[Ed Wood]`), or what the model attempted."""
-    format_error: str | None
-    """Why the current step's output could not be parsed, if it could not."""
-    observation: str | None
-    """The environment's answer to the current step's action (set by `act`)."""
-    tokens: dict[str, int]
-    """The current step's model token usage (`input_tokens`, `output_tokens`)."""
-    wiki_requests: int
-    """Requests the current step's action made to the Wikipedia source."""
+    action_counts: Annotated[dict[str, int], DeltaChannel(add_counts)]
+    """How many times each action (e.g. `Search[Ed Wood]`) has been proposed (write increments)."""
+    current: Annotated[CurrentStep, DeltaChannel(merge_dicts)]
+    """The step in progress: the model's text, the parsed action, the observation (write partial dicts)."""

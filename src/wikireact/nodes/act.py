@@ -16,7 +16,7 @@ from wikireact.context import Context
 from wikireact.prompts import sanitize_observation
 from wikireact.protocol import Action, FormatError, parse_action
 from wikireact.resources import DEFAULT_RESOURCES, Resources, settings
-from wikireact.state import State
+from wikireact.state import CurrentStep, State
 from wikireact.wiki.environment import lookup, search, truncate
 
 
@@ -25,11 +25,12 @@ def act(
 ) -> dict[str, Any]:
     """Execute the parsed action and record its observation and the page state it leaves."""
     context = settings(runtime)
-    proposed = state.get("action")
+    proposed = (state.get("current") or {}).get("action")
     if proposed is None:  # unreachable through the routers; kept total for manual updates
-        return {"observation": "No action to execute."}
+        return {"current": {"observation": "No action to execute."}}
     action = Action(proposed["name"], proposed["argument"])
     update: dict[str, Any] = {}
+    edited: CurrentStep = {}
     if context.approve:
         decision = interrupt(
             {
@@ -41,16 +42,16 @@ def act(
         )
         approved = _apply_decision(action, decision)
         if isinstance(approved, str):
-            return {"observation": approved, "wiki_requests": 0}
+            return {"current": CurrentStep(observation=approved, wiki_requests=0)}
         if approved != action:
             action = approved
-            update = {
-                "action": {"name": action.name, "argument": action.argument},
-                "action_text": str(action),
-                "format_error": None,
-            }
+            edited = CurrentStep(
+                action={"name": action.name, "argument": action.argument},
+                action_text=str(action),
+                format_error=None,
+            )
         if action.name == "Finish":
-            return {**update, "observation": None, "wiki_requests": 0}
+            return {"current": CurrentStep(**edited, observation="", wiki_requests=0)}
     source = resources.wiki_source(context)
     before = source.requests
     if action.name == "Search":
@@ -67,8 +68,11 @@ def act(
         observation = looked.observation
     return {
         **update,
-        "observation": truncate(sanitize_observation(observation), context.observation_cap),
-        "wiki_requests": source.requests - before,
+        "current": CurrentStep(
+            **edited,
+            observation=truncate(sanitize_observation(observation), context.observation_cap),
+            wiki_requests=source.requests - before,
+        ),
     }
 
 

@@ -12,7 +12,7 @@ from wikireact.prompts import STOP_SEQUENCES, build_messages
 from wikireact.protocol import cut_at_observation
 from wikireact.resources import DEFAULT_RESOURCES, Resources, settings
 from wikireact.scripted import CALL_INDEX_KEY
-from wikireact.state import State
+from wikireact.state import CurrentStep, State
 
 _THINK_BLOCK = re.compile(r"<think>.*?(</think>|$)", re.DOTALL | re.IGNORECASE)
 
@@ -48,15 +48,15 @@ def reason(
     text = _THINK_BLOCK.sub("", reply.text).strip()
     usage = getattr(reply, "usage_metadata", None) or {}
     return {
-        "raw_output": cut_at_observation(text),
-        "tokens": {
-            "input_tokens": int(usage.get("input_tokens", 0)),
-            "output_tokens": int(usage.get("output_tokens", 0)),
-        },
-        "thought": "",
-        "action": None,
-        "action_text": "",
-        "format_error": None,
-        "observation": None,
-        "wiki_requests": 0,
+        "current": CurrentStep(
+            raw=cut_at_observation(text),
+            thought="",
+            action=None,
+            action_text="",
+            format_error=None,
+            observation="",
+            input_tokens=int(usage.get("input_tokens", 0)),
+            output_tokens=int(usage.get("output_tokens", 0)),
+            wiki_requests=0,
+        )
     }

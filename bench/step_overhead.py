@@ -1,0 +1,115 @@
+"""Step overhead: what the graph adds per step beyond the ReAct work itself.
+
+An 8-step episode (instant scripted model, in-memory pages) runs through the graph with no
+checkpointer, InMemorySaver and SqliteSaver, and as a plain Python loop doing the same
+prompt/parse/act/observe work. Target: SqliteSaver adds at most 5 ms per step.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.checkpoint.sqlite import SqliteSaver
+from table import Row, print_rows
+
+from wikireact import Context, MemorySource, ScriptedChatModel, build_graph
+from wikireact.prompts import STOP_SEQUENCES, build_messages, sanitize_observation
+from wikireact.protocol import Action, cut_at_observation, parse_output
+from wikireact.state import Step
+from wikireact.wiki.environment import lookup, search, truncate
+
+REPEATS = 30
+TARGET_MS = 5.0
+PAGES = {f"Page {i}": " ".join(f"Sentence {j} of page {i} mentions topic{j % 9}." for j in range(60))
+         for i in range(4)}
+SCRIPT = [
+    "Thought: a.\nAction: Search[Page 0]", "Thought: b.\nAction: Lookup[topic1]",
+    "Thought: c.\nAction: Lookup[topic1]", "Thought: d.\nAction: Search[Page 1]",
+    "Thought: e.\nAction: Lookup[topic2]", "Thought: f.\nAction: Serch[Page 2]",
+    "Thought: g.\nAction: Search[Page 2]", "Thought: h.\nAction: Finish[topic2]",
+]
+STEPS = len(SCRIPT)
+
+
+def plain_loop(model: ScriptedChatModel, wiki: MemorySource) -> list[Step]:
+    """The same work as the graph, as a plain loop."""
+    history: list[Step] = []
+    sentences: list[str] = []
+    cursors: dict[str, int] = {}
+    for _ in range(STEPS):
+        reply = model.invoke(build_messages("q", history), stop=STOP_SEQUENCES)
+        raw = cut_at_observation(reply.text)
+        parsed = parse_output(raw)
+        action = parsed.result
+        observation = ""
+        if isinstance(action, Action) and action.name == "Search":
+            found = search(wiki, action.argument)
+            sentences, cursors, observation = found.sentences, {}, found.observation
+        elif isinstance(action, Action) and action.name == "Lookup":
+            looked = lookup(sentences, cursors, action.argument)
+            cursors, observation = looked.cursors, looked.observation
+        elif not isinstance(action, Action):
+            observation = "Invalid action: " + action.message
+        observation = truncate(sanitize_observation(observation), 1000)
+        history.append(Step(thought=parsed.thought, action=str(action), observation=observation, raw=raw))
+        if isinstance(action, Action) and action.name == "Finish":
+            break
+    return history
+
+
+def per_step_ms(run: Callable[[int], object]) -> float:
+    """Median milliseconds per step over REPEATS episodes."""
+    times = []
+    for i in range(REPEATS):
+        start = time.perf_counter()
+        run(i)
+        times.append((time.perf_counter() - start) * 1000 / STEPS)
+    return statistics.median(times)
+
+
+def run() -> dict[str, float]:
+    """Measure the four variants."""
+    wiki = MemorySource(PAGES)
+    context = Context(max_steps=20)
+    figures = {"plain loop": per_step_ms(lambda i: plain_loop(ScriptedChatModel(outputs=SCRIPT), wiki))}
+    with tempfile.TemporaryDirectory() as tmp:
+        conn = sqlite3.connect(Path(tmp) / "c.db", check_same_thread=False)
+        savers = {"graph, no checkpointer": None, "graph, InMemorySaver": InMemorySaver(),
+                  "graph, SqliteSaver": SqliteSaver(conn)}
+        for name, saver in savers.items():
+            graph = build_graph(saver, model=ScriptedChatModel(outputs=SCRIPT), wiki=wiki)
+
+            def episode(i: int, graph=graph) -> object:  # type: ignore[no-untyped-def]
+                out = graph.invoke({"question": "q"}, {"configurable": {"thread_id": f"t{i}"}}, context=context)
+                assert out["steps"] == STEPS and out["answer"] == "topic2"
+                return out
+
+            episode(-1)  # warm up
+            figures[name] = per_step_ms(episode)
+    return figures
+
+
+def rows() -> list[Row]:
+    """Return the figures as table rows."""
+    f = run()
+    base = f["plain loop"]
+    out = [Row(f"step time, {name}", value, "ms", f"x{value / base:.1f} plain loop") for name, value in f.items()]
+    added = f["graph, SqliteSaver"] - base
+    out.append(Row("step overhead added by graph + SqliteSaver", added, "ms", f"<= {TARGET_MS} ms", added <= TARGET_MS))
+    return out
+
+
+def main() -> int:
+    """Print the figures."""
+    return print_rows(rows())
+
+
+if __name__ == "__main__":
+    sys.exit(main())
