@@ -9,7 +9,7 @@ export LANGGRAPH_NO_VERSION_CHECK = true
 
 DEMO_QUESTION ?= Who painted the Mona Lisa?
 
-.PHONY: setup demo test lint bench clean
+.PHONY: setup demo test lint bench reliability clean
 
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
@@ -30,7 +30,11 @@ lint: setup
 	$(VENV)/bin/mypy
 
 bench: setup
-	$(PY) bench/run_all.py
+	cd bench && ../$(PY) run_all.py
+
+# Crash and concurrency checks that need several processes (run by CI).
+reliability: setup
+	cd bench && ../$(PY) kill_resume.py && ../$(PY) concurrency_stress.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -72,7 +72,7 @@ def run_one(index: int, tmp: Path, reference: dict, rng: random.Random) -> tuple
     """Kill one episode at a random moment, resume it, compare. Returns (mid-episode kills, ok, note)."""
     db, thread_id = str(tmp / f"e{index}.db"), f"t{index}"
     kills = 0
-    for _attempt in range(2):  # up to two kills per episode, then run to the end
+    for _attempt in range(3):  # up to three kills per episode, then run to the end
         proc = subprocess.Popen(worker_command(db, thread_id), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         time.sleep(rng.uniform(1.5, 4.5))
         if proc.poll() is not None:

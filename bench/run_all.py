@@ -1,0 +1,29 @@
+"""`make bench`: every benchmark's figures and targets in one table; exit 1 if a target is missed."""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import checkpoint_growth
+import eval_throughput
+import resume_speed
+import snapshot_latency
+import step_overhead
+from table import Row, print_rows
+
+SUITES = [step_overhead, checkpoint_growth, resume_speed, eval_throughput, snapshot_latency]
+
+
+def main() -> int:
+    """Run every suite in turn, then print the combined table."""
+    rows: list[Row] = []
+    for suite in SUITES:
+        start = time.perf_counter()
+        rows += suite.rows()
+        print(f"ran {suite.__name__} in {time.perf_counter() - start:.0f} s", file=sys.stderr)
+    return print_rows(rows)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
