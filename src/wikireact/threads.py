@@ -81,8 +81,9 @@ def default_db_path() -> Path:
 class ThreadStore:
     """A checkpoint file: a `SqliteSaver` and the settings of every thread."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: str | Path) -> None:
         """Open (creating if needed) the checkpoint file at `path`."""
+        path = Path(path)
         self.path = path
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
