@@ -16,6 +16,8 @@ from langgraph.channels import DeltaChannel
 from typing_extensions import TypedDict
 
 Status = Literal["running", "finished", "budget_exhausted", "repetition_halted"]
+SNAPSHOT_EVERY = 16
+"""A delta channel stores its full value every this many writes, bounding replay on reads."""
 ENDED: frozenset[str] = frozenset({"finished", "budget_exhausted", "repetition_halted"})
 
 
@@ -122,8 +124,8 @@ class OutputState(TypedDict):
     """The Finish argument, or None when the episode ended without one."""
     status: Status
     steps: int
-    trajectory: Annotated[list[Step], DeltaChannel(append_items)]
-    usage: Annotated[list[StepUsage], DeltaChannel(append_items)]
+    trajectory: Annotated[list[Step], DeltaChannel(append_items, snapshot_frequency=SNAPSHOT_EVERY)]
+    usage: Annotated[list[StepUsage], DeltaChannel(append_items, snapshot_frequency=SNAPSHOT_EVERY)]
 
 
 class State(InputState, OutputState, total=False):
@@ -131,11 +133,11 @@ class State(InputState, OutputState, total=False):
 
     page_title: str | None
     """Title of the page opened by the last successful Search; None before or after a miss."""
-    page_sentences: Annotated[list[str], DeltaChannel(last_write)]
+    page_sentences: Annotated[list[str], DeltaChannel(last_write, snapshot_frequency=SNAPSHOT_EVERY)]
     """All sentences of the current page (Lookup reads them)."""
     lookup_cursors: dict[str, int]
     """Per lowercased keyword, how many of its matches have been shown so far."""
-    action_counts: Annotated[dict[str, int], DeltaChannel(add_counts)]
+    action_counts: Annotated[dict[str, int], DeltaChannel(add_counts, snapshot_frequency=SNAPSHOT_EVERY)]
     """How many times each action (e.g. `Search[Ed Wood]`) has been proposed (write increments)."""
-    current: Annotated[CurrentStep, DeltaChannel(merge_dicts)]
+    current: Annotated[CurrentStep, DeltaChannel(merge_dicts, snapshot_frequency=SNAPSHOT_EVERY)]
     """The step in progress: the model's text, the parsed action, the observation (write partial dicts)."""
