@@ -237,3 +237,37 @@ def test_gold_answer_never_reaches_the_model(files: tuple[Path, Path], tmp_path:
              wiki=SnapshotSource.open(snapshot))
     assert model.prompts and not any("Zq-gold-marker" in p for p in model.prompts)
     assert not any("correct" in p.lower() for p in model.prompts)
+
+
+@pytest.mark.slow
+def test_ctrl_c_in_eval_then_resume(files: tuple[Path, Path], tmp_path: Path) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    dataset, snapshot = files
+    slow = tmp_path / "slow.json"
+    slow.write_text(json.dumps({"outputs": SCRIPT, "delay_s": 0.4}))
+    out = tmp_path / "run"
+    args = [sys.executable, "-m", "wikireact", "eval", str(dataset), "--method", "react", "--model",
+            f"scripted:{slow}", "--wiki", str(snapshot), "--out", str(out), "--concurrency", "1"]
+    env = {**os.environ, "COLUMNS": "200"}
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    records = out / "trajectories.jsonl"
+    deadline = time.time() + 60
+    while time.time() < deadline and not (records.exists() and records.read_text().count("\n") >= 1):
+        time.sleep(0.1)
+    time.sleep(0.6)  # now inside the second question
+    proc.send_signal(signal.SIGINT)
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130
+    assert "--resume" in " ".join(stderr.split()) and "Traceback" not in stderr
+    done = records.read_text().count("\n")
+    assert 1 <= done < 4
+    resumed = subprocess.run([*args, "--resume"], capture_output=True, text=True, env=env, timeout=120)
+    assert resumed.returncode == 0, resumed.stderr
+    report = json.loads((out / "report.json").read_text())
+    assert report["metrics"]["mean"]["em"] == 0.25 and report["metrics"]["mean"]["mean_steps"] == 5
+    assert len(records.read_text().splitlines()) == 4
