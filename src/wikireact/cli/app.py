@@ -189,17 +189,10 @@ def resume(
     state = build_graph(store.saver).get_state(thread_config(thread_id))
     payload: Any = None
     if not state.values:  # interrupted before the first checkpoint: start it again
-        payload = {"question": _question(store, thread_id)}
+        payload = {"question": store.question(thread_id)}
     elif state.interrupts:
         payload = Command(resume=_ask_decision(state.interrupts[0].value))
     _run(store, payload, thread_id, context, as_json)
-
-
-def _question(store: ThreadStore, thread_id: str) -> str:
-    row = store.conn.execute(
-        "SELECT question FROM wikireact_threads WHERE thread_id = ?", (thread_id,)
-    ).fetchone()
-    return str(row[0])
 
 
 @app.command()

