@@ -7,6 +7,7 @@ for an instruction or a step of the protocol.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Sequence
@@ -123,10 +124,15 @@ def _episode_turns(
     return turns
 
 
-_EXAMPLE_STEPS = [
-    (question, [Step(thought=t, action=a, observation=o, raw="") for t, a, o in steps])
-    for question, steps in _EXAMPLES
-]
+@functools.cache
+def _prompt_prefix(method: Literal["react", "act"]) -> tuple[BaseMessage, ...]:
+    """Return the instruction and few-shot turns, built once per method (they never change)."""
+    instruction = INSTRUCTION if method == "react" else ACT_INSTRUCTION
+    messages: list[BaseMessage] = [SystemMessage(instruction)]
+    for question, steps in _EXAMPLES:
+        example = [Step(thought=t, action=a, observation=o, raw="") for t, a, o in steps]
+        messages += _episode_turns(question, example, method)
+    return tuple(messages)
 
 
 def build_messages(
@@ -138,11 +144,7 @@ def build_messages(
     turns: the model's turns hold its Thought/Action lines, the user's turns hold the
     question and the fenced observations. The model answers with the next step.
     """
-    instruction = INSTRUCTION if method == "react" else ACT_INSTRUCTION
-    messages: list[BaseMessage] = [SystemMessage(instruction)]
-    for example_question, example_steps in _EXAMPLE_STEPS:
-        messages += _episode_turns(example_question, example_steps, method)
-    messages += _episode_turns(question, history, method)
+    messages = [*_prompt_prefix(method), *_episode_turns(question, history, method)]
     if isinstance(messages[-1], AIMessage):  # the last step had no observation (never in practice)
         messages.append(HumanMessage("Observation: «»"))
     return messages
