@@ -119,23 +119,21 @@ class ThreadStore:
                 "or pick another --thread-id"
             ) from None
 
-    def settings(self, thread_id: str) -> dict[str, Any]:
-        """Return the settings a thread started with; raise for an unknown thread."""
+    def _registered(self, thread_id: str) -> tuple[str, str]:
         row = self.conn.execute(
-            "SELECT settings FROM wikireact_threads WHERE thread_id = ?", (thread_id,)
+            "SELECT question, settings FROM wikireact_threads WHERE thread_id = ?", (thread_id,)
         ).fetchone()
         if row is None:
             raise ThreadStoreError(f"unknown thread id {thread_id!r} in {self.path}")
-        return dict(json.loads(row[0]))
+        return str(row[0]), str(row[1])
+
+    def settings(self, thread_id: str) -> dict[str, Any]:
+        """Return the settings a thread started with; raise for an unknown thread."""
+        return dict(json.loads(self._registered(thread_id)[1]))
 
     def question(self, thread_id: str) -> str:
         """Return the question a thread started with; raise for an unknown thread."""
-        row = self.conn.execute(
-            "SELECT question FROM wikireact_threads WHERE thread_id = ?", (thread_id,)
-        ).fetchone()
-        if row is None:
-            raise ThreadStoreError(f"unknown thread id {thread_id!r} in {self.path}")
-        return str(row[0])
+        return self._registered(thread_id)[0]
 
     def close(self) -> None:
         """Close the file."""

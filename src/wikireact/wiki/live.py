@@ -209,13 +209,13 @@ class CachedSource:
             return result
         result = self.inner.fetch(title)
         if isinstance(result, Page):
-            self.store.put_page(result, requested=title)
+            row = (result.title, "page", result.text)
         elif isinstance(result, Disambiguation):
-            self.store.put_many([(result.title, "disambiguation", json.dumps(result.options, ensure_ascii=False))])
-            if result.title != title:
-                self.store.put_many([(title, "redirect", result.title)])
+            row = (result.title, "disambiguation", json.dumps(result.options, ensure_ascii=False))
         else:
-            self.store.put_many([(title, "missing", "")])
+            row = (title, "missing", "")
+        redirect = [(title, "redirect", row[0])] if row[0] != title else []
+        self.store.put_many([row, *redirect])  # one transaction
         return result
 
     def similar(self, query: str, limit: int = 5) -> list[str]:

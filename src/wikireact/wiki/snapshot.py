@@ -174,13 +174,6 @@ class SnapshotStore:
                 (row_id, title, body),
             )
 
-    def put_page(self, page: Page, requested: str | None = None) -> None:
-        """Store a page, plus a redirect from the requested title when it differs."""
-        rows = [(page.title, "page", page.text)]
-        if requested and requested != page.title:
-            rows.append((requested, "redirect", page.title))
-        self.put_many(rows)
-
     def recorded_search(self, query: str) -> list[str] | None:
         """Titles recorded for this exact search query, if it was recorded."""
         with self._lock:
