@@ -23,7 +23,7 @@ from pathlib import Path
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from wikireact import Context, MemorySource, ScriptedChatModel, build_graph
-from wikireact.state import episode_ended
+from wikireact.graph import run_to_end
 
 EPISODES = 36
 MIN_MID_EPISODE_KILLS = 30
@@ -44,13 +44,7 @@ def episode(db: str, thread_id: str) -> dict:
     graph = build_graph(SqliteSaver(conn), model=ScriptedChatModel(outputs=SCRIPT, delay_s=DELAY_S),
                         wiki=MemorySource(PAGES))
     config = {"configurable": {"thread_id": thread_id}}
-    values = graph.get_state(config).values
-    context = Context(max_steps=12)
-    if not values:
-        graph.invoke({"question": "What is the topic?"}, config, context=context, durability="sync")
-    elif not episode_ended(values):
-        graph.invoke(None, config, context=context, durability="sync")
-    return dict(graph.get_state(config).values)
+    return run_to_end(graph, "What is the topic?", config, Context(max_steps=12))
 
 
 def progress(db: str, thread_id: str) -> int:

@@ -13,9 +13,10 @@ Routers:
 from __future__ import annotations
 
 from functools import partial
-from typing import Literal
+from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
+from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
@@ -24,7 +25,7 @@ from wikireact.context import Context
 from wikireact.models import load_chat_model
 from wikireact.nodes import act, observe, parse, reason
 from wikireact.resources import Resources
-from wikireact.state import InputState, OutputState, State
+from wikireact.state import InputState, OutputState, State, episode_ended
 from wikireact.wiki.base import WikiSource
 from wikireact.wiki.factory import open_source
 
@@ -86,6 +87,26 @@ def build_graph(
     return make_builder(resources).compile(
         checkpointer=checkpointer, interrupt_before=interrupt_before, name="wikireact"
     )
+
+
+def run_to_end(
+    graph: CompiledStateGraph[State, Context, InputState, OutputState],
+    question: str,
+    config: RunnableConfig,
+    context: Context | None = None,
+) -> dict[str, Any]:
+    """Start the thread's episode, or resume it if it has not ended; return its final state.
+
+    Checkpoints are saved with durability "sync". Resumption is decided by the episode's
+    status (`episode_ended`), not by `StateSnapshot.next`, which is empty after a crash
+    between a node's saved writes and the next checkpoint.
+    """
+    values = graph.get_state(config).values
+    if not values:
+        graph.invoke({"question": question}, config, context=context, durability="sync")
+    elif not episode_ended(values):
+        graph.invoke(None, config, context=context, durability="sync")
+    return dict(graph.get_state(config).values)
 
 
 builder = make_builder()

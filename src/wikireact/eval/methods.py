@@ -22,7 +22,7 @@ from wikireact.eval.baselines import (
 )
 from wikireact.eval.dataset import Item
 from wikireact.eval.scoring import exact_match, f1_score, is_supported, is_yes_no
-from wikireact.state import episode_ended
+from wikireact.graph import run_to_end
 
 Method = Literal["react", "act", "cot", "cot-sc", "standard", "react-cot-sc", "cot-sc-react"]
 METHODS: tuple[Method, ...] = ("react", "act", "cot", "cot-sc", "standard", "react-cot-sc", "cot-sc-react")
@@ -50,12 +50,7 @@ def _episode(settings: MethodSettings, item: Item, seed: int, method: str,
     """Run (or resume) a ReAct/Act episode in its checkpointed thread."""
     config: RunnableConfig = {"configurable": {"thread_id": thread_id(method, seed, item)}}
     context = Context(max_steps=settings.max_steps, method=graph_method)
-    values = settings.graph.get_state(config).values
-    if not values:
-        settings.graph.invoke({"question": item.question}, config, context=context, durability="sync")
-    elif not episode_ended(values):
-        settings.graph.invoke(None, config, context=context, durability="sync")
-    return dict(settings.graph.get_state(config).values)
+    return run_to_end(settings.graph, item.question, config, context)
 
 
 def run_method(method: Method, item: Item, seed: int, settings: MethodSettings) -> dict[str, Any]:
