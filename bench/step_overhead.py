@@ -63,7 +63,7 @@ def plain_loop(model: ScriptedChatModel, wiki: MemorySource) -> list[Step]:
         elif not isinstance(action, Action):
             observation = "Invalid action: " + action.message
         observation = truncate(sanitize_observation(observation), 1000)
-        history.append(Step(thought=parsed.thought, action=str(action), observation=observation, raw=raw))
+        history.append(Step(kind="executed", thought=parsed.thought, action=str(action), observation=observation, raw=raw))
         if isinstance(action, Action) and action.name == "Finish":
             break
     return history

@@ -204,3 +204,26 @@ def test_corrupt_or_newer_checkpoint_files_are_refused(tmp_path: Path, snapshot:
                                      "--wiki", str(snapshot), "--db", str(db)])
         assert result.exit_code == 2 and message in flat(result.stderr)
         assert db.read_bytes() == before  # nothing written
+
+
+def test_wikipedia_outage_stops_with_a_resume_hint_not_an_answer(
+    tmp_path: Path, snapshot: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from wikireact.wiki.base import WikiUnavailableError
+    from wikireact.wiki.factory import open_source
+    from wikireact.wiki.live import Transport
+
+    def down(self: Transport, params: dict) -> dict:
+        raise WikiUnavailableError("Wikipedia is unavailable right now (connection refused).")
+
+    monkeypatch.setattr(Transport, "get_json", down)
+    open_source.cache_clear()
+    mona = ["Thought: look it up.\nAction: Search[Mona Lisa]", "Thought: again.\nAction: Search[Mona Lisa]",
+            "Action: Finish[Mona Lisa]"]
+    first = runner.invoke(app, ["ask", "Who painted the Mona Lisa?", "--model", script(tmp_path, mona),
+                                "--wiki", "live", "--thread-id", "out"])
+    open_source.cache_clear()
+    assert first.exit_code == 1, first.output
+    message = flat(first.stderr)
+    assert "Wikipedia is unavailable right now" in message and "wikireact resume out" in message
+    assert "--wiki offline" in message and "Status: finished" not in first.output

@@ -73,13 +73,15 @@ def test_repeated_action_is_not_executed_then_halts(wiki: MemorySource) -> None:
     assert out["answer"] is None
     assert out["steps"] == 3
     assert [u["wiki_requests"] for u in out["usage"]] == [1, 0, 0]
-    assert out["trajectory"][1]["observation"].startswith("You already did Search[Ed Wood] at step 1")
+    assert out["trajectory"][1]["observation"].startswith("The page Ed Wood is already open (since step 1)")
+    assert [s["kind"] for s in out["trajectory"]] == ["executed", "repeat", "repeat"]
 
 
 def test_repetition_limit_is_configurable(wiki: MemorySource) -> None:
     same = "Thought: again\nAction: Lookup[born]"
-    out = run(wiki, ["Action: Search[Ed Wood]", same, same, "Action: Finish[x]"], repetition_limit=2)
-    assert out["status"] == "repetition_halted" and out["steps"] == 3
+    out = run(wiki, ["Action: Search[Ed Wood]", same, same, same, "Action: Finish[x]"], repetition_limit=2)
+    assert [s["observation"][:11] for s in out["trajectory"][1:3]] == ["(Result 1 /", "No more res"]
+    assert out["status"] == "repetition_halted" and out["steps"] == 4
 
 
 def test_budget_exhausted(wiki: MemorySource) -> None:
@@ -127,13 +129,11 @@ def test_empty_question_is_rejected(wiki: MemorySource) -> None:
 @pytest.mark.parametrize(
     ("state", "expected"),
     [
-        ({"current": {"action": None}}, "observe"),
-        ({"current": {"action": {"name": "Finish", "argument": "x"}, "action_text": "Finish[x]"}}, "observe"),
-        ({"current": {"action": {"name": "Search", "argument": "A"}, "action_text": "Search[A]"},
-          "action_counts": {"Search[A]": 1}}, "observe"),
-        ({"current": {"action": {"name": "Search", "argument": "A"}, "action_text": "Search[A]"},
-          "action_counts": {"Search[B]": 1}}, "act"),
-        ({"current": {"action": {"name": "Lookup", "argument": "b"}, "action_text": "Lookup[b]"}}, "act"),
+        ({"current": {"action": None, "kind": "invalid"}}, "observe"),
+        ({"current": {"action": {"name": "Finish", "argument": "x"}, "kind": "finish"}}, "observe"),
+        ({"current": {"action": {"name": "Search", "argument": "A"}, "kind": "repeat"}}, "observe"),
+        ({"current": {"action": {"name": "Search", "argument": "A"}, "kind": None}}, "act"),
+        ({"current": {"action": {"name": "Lookup", "argument": "b"}, "kind": None}}, "act"),
     ],
 )
 def test_route_after_parse(state: dict, expected: str) -> None:

@@ -2,7 +2,7 @@
 
 Routers:
 - `route_after_parse`: a new Search/Lookup goes to `act`; an invalid output, a Finish
-  or an action done before goes straight to `observe` (nothing is executed).
+  or a repeat (see `wikireact.progress`) goes straight to `observe` (nothing is executed).
 - `route_after_observe`: back to `reason` while the episode runs; END once it is
   finished, halted for repetition or out of budget.
 
@@ -31,12 +31,9 @@ from wikireact.wiki.factory import open_source
 
 
 def route_after_parse(state: State) -> Literal["act", "observe"]:
-    """Execute only a valid Search/Lookup that was not done before."""
+    """Execute only a valid Search/Lookup that is not a repeat (parse left its kind open)."""
     current = state.get("current") or {}
-    action = current.get("action")
-    if action is None or action["name"] == "Finish":
-        return "observe"
-    if (state.get("action_counts") or {}).get(current.get("action_text", ""), 0) > 0:
+    if current.get("action") is None or current.get("kind") is not None:
         return "observe"
     return "act"
 

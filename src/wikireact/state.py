@@ -1,6 +1,6 @@
 """The typed state of a ReAct episode, and its input and output schemas.
 
-Channels that grow (`trajectory`, `usage`, `action_counts`) or hold large text that
+Channels that grow (`trajectory`, `usage`, `proposals`) or hold large text that
 changes rarely or is copied into the history (`page_sentences`, `current`) are
 `DeltaChannel`s: a checkpointer stores each write once and rebuilds
 the value by replaying writes, instead of re-storing it in every checkpoint (see
@@ -15,10 +15,16 @@ from typing import Annotated, Any, Literal
 from langgraph.channels import DeltaChannel
 from typing_extensions import TypedDict
 
+from wikireact.protocol import ActionName
+
 Status = Literal["running", "finished", "budget_exhausted", "repetition_halted"]
 SNAPSHOT_EVERY = 16
 """A delta channel stores its full value every this many writes, bounding replay on reads."""
 ENDED: frozenset[str] = frozenset({"finished", "budget_exhausted", "repetition_halted"})
+StepKind = Literal["executed", "invalid", "repeat", "finish", "rejected"]
+"""What a step was: `executed` (a Search/Lookup ran), `invalid` (format error), `repeat` (the
+same action in the same environment state as an earlier step: not executed), `finish`, or
+`rejected` (a human reviewer refused it: not executed)."""
 
 
 def episode_ended(values: dict) -> bool:
@@ -52,25 +58,29 @@ def merge_dicts(current: dict[str, Any], batches: Sequence[dict[str, Any]]) -> d
     return out
 
 
-def add_counts(current: dict[str, int], batches: Sequence[dict[str, int]]) -> dict[str, int]:
-    """Reducer for counters: add every written batch of increments."""
+def append_step_numbers(
+    current: dict[str, list[int]], batches: Sequence[dict[str, list[int]]]
+) -> dict[str, list[int]]:
+    """Reducer for `proposals`: append each batch's step numbers to their key's list."""
     out = dict(current)
     for batch in batches:
-        for key, increment in batch.items():
-            out[key] = out.get(key, 0) + increment
+        for key, numbers in batch.items():
+            out[key] = [*out.get(key, []), *numbers]
     return out
 
 
 class ActionDict(TypedDict):
     """A parsed action as stored in state: `Search`, `Lookup` or `Finish` and its argument."""
 
-    name: Literal["Search", "Lookup", "Finish"]
+    name: ActionName
     argument: str
 
 
 class Step(TypedDict):
     """One completed step of the episode (the history shown to the model)."""
 
+    kind: StepKind
+    """What the step was (executed, invalid, repeat, finish, rejected)."""
     thought: str
     """The model's reasoning for this step ('' in the Act-only method)."""
     action: str
@@ -94,12 +104,31 @@ class CurrentStep(TypedDict, total=False):
     """The action as text (`Search[Ed Wood]`), or what the model attempted."""
     format_error: str | None
     """Why the output could not be parsed, if it could not."""
+    kind: StepKind | None
+    """Decided by `parse` (invalid, finish, repeat; None: to be executed) and by `act`."""
+    state_key: str | None
+    """The action in its environment state (see `wikireact.progress`); None for Finish/invalid."""
+    repeat_of: int | None
+    """For a repeat: the earlier step whose result this action already has."""
     observation: str
     """The environment's answer ('' until `act` ran)."""
     input_tokens: int
     output_tokens: int
     wiki_requests: int
     """Requests the action made to the Wikipedia source."""
+
+
+EMPTY_STEP = CurrentStep(
+    raw="", thought="", action=None, action_text="", format_error=None, kind=None,
+    state_key=None, repeat_of=None, observation="", input_tokens=0, output_tokens=0,
+    wiki_requests=0,
+)
+"""Every field of a step in progress at its empty value (`current` merges partial writes)."""
+
+
+def new_step(**fields: Any) -> CurrentStep:
+    """Return a fresh step in progress: `EMPTY_STEP` with `fields` set (written by `reason`)."""
+    return CurrentStep(**{**EMPTY_STEP, **fields})  # type: ignore[typeddict-item]
 
 
 class StepUsage(TypedDict):
@@ -137,7 +166,11 @@ class State(InputState, OutputState, total=False):
     """All sentences of the current page (Lookup reads them)."""
     lookup_cursors: dict[str, int]
     """Per lowercased keyword, how many of its matches have been shown so far."""
-    action_counts: Annotated[dict[str, int], DeltaChannel(add_counts, snapshot_frequency=SNAPSHOT_EVERY)]
-    """How many times each action (e.g. `Search[Ed Wood]`) has been proposed (write increments)."""
+    page_key: str | None
+    """The state key of the Search that opened the current page (a Search naming it again is a repeat)."""
+    proposals: Annotated[
+        dict[str, list[int]], DeltaChannel(append_step_numbers, snapshot_frequency=SNAPSHOT_EVERY)
+    ]
+    """Per action-in-environment-state key, the steps that proposed it (executed, then repeats)."""
     current: Annotated[CurrentStep, DeltaChannel(merge_dicts, snapshot_frequency=SNAPSHOT_EVERY)]
     """The step in progress: the model's text, the parsed action, the observation (write partial dicts)."""

@@ -22,9 +22,9 @@ from rich.console import Console
 
 from wikireact.cli.display import result_json, show_result, show_step
 from wikireact.context import Context, validate_question
+from wikireact.errors import EpisodeStoppedError, WikiOutageError
 from wikireact.graph import build_graph
 from wikireact.models import MissingApiKeyError, ModelConfigurationError, load_chat_model
-from wikireact.nodes.reason import ModelCallError
 from wikireact.threads import ThreadStore, ThreadStoreError, default_db_path
 from wikireact.wiki.factory import WikiConfigurationError, open_source
 from wikireact.wiki.snapshot import SnapshotError
@@ -115,8 +115,10 @@ def _run(store: ThreadStore, payload: Any, thread_id: str, context: Context, as_
         result = _drive(store, payload, thread_id, context, quiet=as_json)
     except KeyboardInterrupt:
         fail(f"interrupted; the episode is saved: continue it with `wikireact resume {thread_id}`", 130)
-    except ModelCallError as exc:
-        fail(f"{exc}. The episode is saved: continue it later with `wikireact resume {thread_id}`", 1)
+    except EpisodeStoppedError as exc:
+        alternative = " (or with --wiki offline)" if isinstance(exc, WikiOutageError) else ""
+        fail(f"{str(exc).rstrip('.')}. The episode is saved: continue it later with "
+             f"`wikireact resume {thread_id}`{alternative}", 1)
     if as_json:
         print(result_json(result, thread_id))
     else:

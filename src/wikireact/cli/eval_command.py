@@ -11,11 +11,11 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
+from wikireact.errors import EpisodeStoppedError
 from wikireact.eval.dataset import DatasetError
 from wikireact.eval.harness import EvalConfig, EvalError, run_eval
 from wikireact.eval.methods import METHODS
 from wikireact.eval.report import comparison_table, load_report
-from wikireact.nodes.reason import ModelCallError
 
 console = Console()
 # The comparison table is wide; when output is not a terminal, do not squeeze it to 80 columns.
@@ -82,7 +82,7 @@ def eval_command(
         os._exit(130)
     except (EvalError, DatasetError) as exc:
         fail(str(exc))
-    except ModelCallError as exc:
-        fail(f"{exc}. Finished questions are saved in {out}: continue later with --resume", 1)
+    except EpisodeStoppedError as exc:
+        fail(f"{str(exc).rstrip('.')}. Finished questions are saved in {out}: continue later with --resume", 1)
     wide.print(comparison_table([report]))
     console.print(f"report: {out / 'report.json'}  trajectories: {out / 'trajectories.jsonl'}")

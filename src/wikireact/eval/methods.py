@@ -104,7 +104,7 @@ def _record(method: str, item: Item, seed: int, answer: str | None, episode: dic
         "f1": f1_score(answer, item.answer),
         "status": episode.get("status") or ("finished" if answer is not None else "no_answer"),
         "steps": episode.get("steps", 0),
-        "invalid_steps": sum(1 for s in trajectory if s["observation"].startswith("Invalid action:")),
+        "invalid_steps": sum(1 for s in trajectory if s["kind"] == "invalid"),
         "model_calls": stats.model_calls + len(usage),
         "input_tokens": stats.input_tokens + sum(u["input_tokens"] for u in usage),
         "output_tokens": stats.output_tokens + sum(u["output_tokens"] for u in usage),

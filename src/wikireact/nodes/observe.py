@@ -1,4 +1,7 @@
-"""`observe`: append the step to the history, count it, apply repetition and budget rules."""
+"""`observe`: append the step to the history, count it, apply repetition and budget rules.
+
+It reads the step's `kind` (decided by `parse` and `act`), never infers it from the text.
+"""
 
 from __future__ import annotations
 
@@ -7,9 +10,13 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from wikireact.context import Context
+from wikireact.progress import times_proposed
 from wikireact.protocol import VALID_ACTIONS_HINT
 from wikireact.resources import settings
-from wikireact.state import State, Status, Step, StepUsage
+from wikireact.state import CurrentStep, State, Status, Step, StepKind, StepUsage
+
+COUNTED: frozenset[StepKind] = frozenset({"executed", "repeat"})
+"""Kinds recorded as proposals of an action in an environment state."""
 
 
 def observe(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -17,37 +24,25 @@ def observe(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     context = settings(runtime)
     number = state.get("steps", 0) + 1
     current = state.get("current") or {}
+    kind: StepKind = current.get("kind") or "invalid"
+    key = current.get("state_key")
+    proposals = state.get("proposals") or {}
     action = current.get("action")
-    action_text = current.get("action_text", "")
-    counts = state.get("action_counts") or {}
-    history = state.get("trajectory") or []
-    answer: str | None = None
-    observation = current.get("observation", "")
-
-    if action is None:
-        observation = f"Invalid action: {current.get('format_error') or VALID_ACTIONS_HINT}"
-    elif action["name"] == "Finish" and not observation:
-        observation, answer = "", action["argument"]
-    elif not observation:  # routed around `act` because it was done before
-        earlier = next((i for i, s in enumerate(history, 1) if s["action"] == action_text), None)
-        observation = (
-            f"You already did {action_text} at step {earlier}; its result is above. "
-            "Do not repeat it: choose a different action."
-        )
-    times_proposed = counts.get(action_text, 0) + 1
+    answer = action["argument"] if kind == "finish" and action is not None else None
 
     status: Status = "running"
     if answer is not None:
         status = "finished"
-    elif action is not None and times_proposed >= context.repetition_limit:
+    elif kind == "repeat" and times_proposed(key, proposals) + 1 >= context.repetition_limit:
         status = "repetition_halted"
     elif number >= context.max_steps:
         status = "budget_exhausted"
 
     step = Step(
+        kind=kind,
         thought=current.get("thought", ""),
-        action=action_text,
-        observation=observation,
+        action=current.get("action_text", ""),
+        observation=_observation(kind, current, state),
         raw=current.get("raw", ""),
     )
     usage = StepUsage(
@@ -56,15 +51,34 @@ def observe(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         output_tokens=current.get("output_tokens", 0),
         wiki_requests=current.get("wiki_requests", 0),
     )
-    runtime.stream_writer(
-        {"step": number, "thought": step["thought"], "action": action_text,
-         "observation": observation, "status": status}
-    )
+    runtime.stream_writer({"step": number, **step, "status": status})
     return {
         "trajectory": [step],
         "usage": [usage],
         "steps": number,
-        "action_counts": {action_text: 1} if action is not None else {},
+        "proposals": {key: [number]} if kind in COUNTED and key is not None else {},
         "status": status,
         "answer": answer,
     }
+
+
+def _observation(kind: StepKind, current: CurrentStep, state: State) -> str:
+    """Return what the step observed; for steps that ran nothing, say why."""
+    if kind == "invalid":
+        return f"Invalid action: {current.get('format_error') or VALID_ACTIONS_HINT}"
+    if kind == "finish":
+        return ""
+    if kind != "repeat":
+        return current.get("observation", "")
+    action, earlier = current.get("action_text", ""), current.get("repeat_of")
+    proposed = current.get("action")
+    if proposed is not None and proposed["name"] == "Search" and state.get("page_title") is not None \
+            and current.get("state_key") == state.get("page_key"):
+        return (
+            f"The page {state.get('page_title')} is already open (since step {earlier}); its first "
+            "sentences are above. Use Lookup[keyword] to read more of it, or Search another title."
+        )
+    return (
+        f"You already did {action} at step {earlier} in the same situation, so its result is the "
+        f"Observation of step {earlier} above; it was not run again. Choose a different action."
+    )

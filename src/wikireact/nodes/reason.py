@@ -8,17 +8,17 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from wikireact.context import Context, validate_question
+from wikireact.errors import ModelCallError
 from wikireact.prompts import STOP_SEQUENCES, build_messages
 from wikireact.protocol import cut_at_observation
 from wikireact.resources import DEFAULT_RESOURCES, Resources, settings
 from wikireact.scripted import CALL_INDEX_KEY
-from wikireact.state import CurrentStep, State
+from wikireact.state import State, new_step
 
 _THINK_BLOCK = re.compile(r"<think>.*?(</think>|$)", re.DOTALL | re.IGNORECASE)
 
 
-class ModelCallError(RuntimeError):
-    """The model did not answer (after its client's own retries); the thread can be resumed."""
+__all__ = ["ModelCallError", "reason"]
 
 
 def reason(
@@ -48,15 +48,9 @@ def reason(
     text = _THINK_BLOCK.sub("", reply.text).strip()
     usage = getattr(reply, "usage_metadata", None) or {}
     return {
-        "current": CurrentStep(
+        "current": new_step(
             raw=cut_at_observation(text),
-            thought="",
-            action=None,
-            action_text="",
-            format_error=None,
-            observation="",
             input_tokens=int(usage.get("input_tokens", 0)),
             output_tokens=int(usage.get("output_tokens", 0)),
-            wiki_requests=0,
         )
     }

@@ -6,6 +6,8 @@ import threading
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from wikireact.errors import WikireactError
+
 
 @dataclass(frozen=True)
 class Page:
@@ -23,7 +25,7 @@ class Disambiguation:
     options: list[str] = field(default_factory=list)
 
 
-class WikiUnavailableError(Exception):
+class WikiUnavailableError(WikireactError):
     """The source could not answer (network, timeout, bad reply, unreadable file).
 
     Its message is written for the model and the user, e.g.

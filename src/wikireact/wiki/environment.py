@@ -1,8 +1,9 @@
 """Search and Lookup with the paper's observation formats.
 
 `search` asks a source and returns the new page state and the observation; `lookup`
-is a pure function of the page's sentences and the cursors. Failures of the source
-become observations; nothing here raises for the outside world's sake.
+is a pure function of the page's sentences and the cursors. Nothing here raises for the
+outside world's sake: a source that cannot answer gives an outcome marked `unavailable`
+(an outage is not a result: `act` stops the episode, resumably, instead of observing it).
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ class SearchOutcome:
     observation: str
     page_title: str | None = None
     sentences: list[str] = field(default_factory=list)
+    unavailable: bool = False
+    """True when the source could not answer: `observation` then says why."""
 
 
 @dataclass(frozen=True)
@@ -57,15 +60,20 @@ def search(source: WikiSource, title: str) -> SearchOutcome:
             return SearchOutcome(f"{found.title} may refer to several pages. Similar: {options}.")
         similar = source.similar(title, SIMILAR_TITLES)
     except WikiUnavailableError as exc:
-        return SearchOutcome(str(exc))
+        return SearchOutcome(str(exc), unavailable=True)
     return SearchOutcome(f"Could not find {title}. Similar: {similar[:SIMILAR_TITLES]}.")
+
+
+def lookup_key(keyword: str) -> str:
+    """Return the cursor key of a Lookup keyword: spaces collapsed, case folded."""
+    return " ".join(keyword.split()).casefold()
 
 
 def lookup(sentences: list[str] | None, cursors: dict[str, int], keyword: str) -> LookupOutcome:
     """Show the next sentence of the open page containing `keyword` (case-insensitive)."""
     if not sentences:
         return LookupOutcome(NO_PAGE_OPEN, dict(cursors))
-    key = " ".join(keyword.split()).casefold()
+    key = lookup_key(keyword)
     matches = [s for s in sentences if key in s.casefold()]
     shown = cursors.get(key, 0)
     if shown >= len(matches):

@@ -1,0 +1,23 @@
+"""The package's one error root: every error a user can meet is a `WikireactError`.
+
+Its message is one line written for the user (and, for outside-world failures met
+mid-episode, it says the thread can be resumed).
+"""
+
+from __future__ import annotations
+
+
+class WikireactError(Exception):
+    """Base of wikireact's errors; `str(error)` is the one-line message for the user."""
+
+
+class EpisodeStoppedError(WikireactError):
+    """An outside service stayed down mid-episode; the thread's checkpoint can be resumed."""
+
+
+class ModelCallError(EpisodeStoppedError):
+    """The model did not answer (after its client's own retries)."""
+
+
+class WikiOutageError(EpisodeStoppedError):
+    """Wikipedia could not be reached (after the source's own retries); nothing was observed."""
