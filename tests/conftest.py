@@ -54,3 +54,41 @@ def checkpointer(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Bas
 
 def thread(thread_id: str = "t1") -> dict:
     return {"configurable": {"thread_id": thread_id}}
+
+
+# --- CLI tests (tests/test_cli_*.py) ---
+
+
+@pytest.fixture
+def cli_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Isolate the CLI: its own data dir, no Groq key, no model from the environment."""
+    monkeypatch.setenv("WIKIREACT_DATA_DIR", str(tmp_path / "data"))
+    for name in ("GROQ_API_KEY", "WIKIREACT_MODEL", "WIKIREACT_WIKI", "WIKIREACT_MAX_STEPS", "WIKIREACT_APPROVE"):
+        monkeypatch.delenv(name, raising=False)
+    return tmp_path / "data"
+
+
+@pytest.fixture
+def snapshot_db(tmp_path: Path) -> Path:
+    """A snapshot file holding PAGES, built by `wikireact snapshot import`."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from wikireact.cli.app import app
+
+    pages = tmp_path / "pages.jsonl"
+    pages.write_text("".join(json.dumps({"title": t, "text": x}) + "\n" for t, x in PAGES.items()))
+    out = tmp_path / "pages.db"
+    result = CliRunner().invoke(app, ["snapshot", "import", str(pages), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    return out
+
+
+def write_script(tmp_path: Path, outputs: list[str], name: str = "script.json", delay_s: float = 0) -> str:
+    """Write a scripted model file and return its `--model` value."""
+    import json
+
+    path = tmp_path / name
+    path.write_text(json.dumps({"outputs": outputs, "delay_s": delay_s}))
+    return f"scripted:{path}"

@@ -7,6 +7,7 @@ code, never a traceback (set WIKIREACT_DEBUG=1 to see one).
 
 from __future__ import annotations
 
+import importlib.metadata
 import os
 import sys
 import uuid
@@ -18,36 +19,92 @@ from typing import Annotated, Any, NoReturn
 import typer
 from langchain_core.runnables import RunnableConfig
 from langgraph.types import Command
-from rich.console import Console
+from rich.text import Text
 
-from wikireact.cli.display import result_json, show_result, show_step
+from wikireact.cli.approval import GATED, ApprovalPrompt
+from wikireact.cli.display import (
+    CliConsole,
+    clean,
+    result_json,
+    show_result,
+    show_step,
+    show_transcript,
+)
+from wikireact.cli.help import EvalGroup, HelpCommand
+from wikireact.cli.hints import resume_command
 from wikireact.context import Context, validate_question
 from wikireact.errors import EpisodeStoppedError, WikiOutageError
 from wikireact.graph import build_graph
 from wikireact.models import MissingApiKeyError, ModelConfigurationError, load_chat_model
+from wikireact.state import episode_ended
 from wikireact.threads import ThreadStore, ThreadStoreError, default_db_path
 from wikireact.wiki.factory import WikiConfigurationError, open_source
 from wikireact.wiki.snapshot import SnapshotError
 
+# Plain Click help (rich_markup_mode=None): option text is shown as written, never read as markup.
+CONTEXT_SETTINGS: dict[str, Any] = {"help_option_names": ["-h", "--help"], "show_default": True}
 app = typer.Typer(
+    name="wikireact",
     help="ReAct (Reason + Act) over Wikipedia as a checkpointed LangGraph state machine.",
     pretty_exceptions_enable=False,
     no_args_is_help=True,
     add_completion=False,
+    rich_markup_mode=None,
+    context_settings=CONTEXT_SETTINGS,
 )
-snapshot_app = typer.Typer(help="Build offline Wikipedia snapshots.", no_args_is_help=True)
+snapshot_app = typer.Typer(
+    help="Build offline Wikipedia snapshots.", no_args_is_help=True, rich_markup_mode=None,
+    context_settings=CONTEXT_SETTINGS,
+)
 app.add_typer(snapshot_app, name="snapshot")
 
-console = Console()
-errors = Console(stderr=True)
+console = CliConsole()
+errors = CliConsole(stderr=True)
 
-ModelOpt = Annotated[str | None, typer.Option("--model", help="provider:model, local, or scripted:FILE.json [env WIKIREACT_MODEL; default groq:qwen/qwen3.6-27b]")]
-WikiOpt = Annotated[str | None, typer.Option("--wiki", help="live, offline, record:PATH.db or a snapshot PATH.db")]
-StepsOpt = Annotated[int | None, typer.Option("--max-steps", help="step budget (default 7)")]
-DbOpt = Annotated[Path | None, typer.Option("--db", help="SQLite checkpoint file [default: per-user data dir]")]
+ModelOpt = Annotated[str | None, typer.Option(
+    "--model", metavar="MODEL", show_default="env WIKIREACT_MODEL, else groq:qwen/qwen3.6-27b",
+    help="provider:model, local (offline Gemma 3 270M) or scripted:FILE.json")]
+WikiOpt = Annotated[str | None, typer.Option(
+    "--wiki", metavar="SOURCE", show_default="env WIKIREACT_WIKI, else live",
+    help="live, offline, record:PATH.db or a snapshot PATH.db")]
+StepsOpt = Annotated[int | None, typer.Option(
+    "--max-steps", metavar="N", show_default="env WIKIREACT_MAX_STEPS, else 7", help="step budget")]
+DbOpt = Annotated[Path | None, typer.Option(
+    "--db", metavar="PATH", show_default="threads.db in the per-user data dir (env WIKIREACT_DATA_DIR)",
+    help="SQLite checkpoint file")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="print one JSON object instead of the live view")]
 OfflineOpt = Annotated[bool, typer.Option("--offline", help="= --wiki offline --model local: no network at all")]
-ApproveOpt = Annotated[bool | None, typer.Option("--approve/--no-approve", help="pause before every action: y/n/edit")]
+ApproveOpt = Annotated[bool | None, typer.Option(
+    "--approve/--no-approve", show_default="env WIKIREACT_APPROVE, else off",
+    help=f"ask y/n/edit before every action. {GATED}")]
+# `resume` continues with the settings the thread started with unless told otherwise.
+SAME = "as the thread started"
+ResumeModelOpt = Annotated[str | None, typer.Option(
+    "--model", metavar="MODEL", show_default=SAME, help="provider:model, local or scripted:FILE.json")]
+ResumeWikiOpt = Annotated[str | None, typer.Option(
+    "--wiki", metavar="SOURCE", show_default=SAME, help="live, offline, record:PATH.db or a snapshot PATH.db")]
+ResumeStepsOpt = Annotated[int | None, typer.Option(
+    "--max-steps", metavar="N", show_default=SAME,
+    help="step budget; more than the steps used continues a thread that ran out of budget")]
+ResumeApproveOpt = Annotated[bool | None, typer.Option(
+    "--approve/--no-approve", show_default=SAME, help=f"ask y/n/edit before every action. {GATED}")]
+
+def _show_version(value: bool) -> None:
+    if value:
+        try:
+            version = importlib.metadata.version("wikireact")
+        except importlib.metadata.PackageNotFoundError:
+            version = "unknown (not installed)"
+        print(f"wikireact {version}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    version: Annotated[bool, typer.Option(
+        "--version", callback=_show_version, is_eager=True, help="print the version and exit")] = False,
+) -> None:
+    """ReAct (Reason + Act) over Wikipedia as a checkpointed LangGraph state machine."""
 
 
 def thread_config(thread_id: str) -> RunnableConfig:
@@ -56,8 +113,8 @@ def thread_config(thread_id: str) -> RunnableConfig:
 
 
 def fail(message: str, code: int = 2) -> NoReturn:
-    """Print `message` to stderr and exit with `code`."""
-    errors.print(f"[bold red]error:[/] {message}", highlight=False)
+    """Print `message` to stderr (literally, cleaned of control characters) and exit with `code`."""
+    errors.print(Text.assemble(("error:", "bold red"), " ", clean(message)))
     raise typer.Exit(code)
 
 
@@ -75,50 +132,65 @@ def _check_resources(context: Context) -> None:
         load_chat_model(context.model)
         open_source(context.wiki)
     except MissingApiKeyError as exc:
-        errors.print(str(exc), highlight=False)
+        errors.print(clean(exc))
         raise typer.Exit(2) from None
     except (ModelConfigurationError, WikiConfigurationError, SnapshotError) as exc:
         fail(str(exc))
 
 
-def _ask_decision(proposal: dict[str, Any]) -> Any:
-    """Ask the terminal user to approve, edit or reject a proposed action."""
-    console.print(f"[bold yellow]Proposed:[/] {proposal['proposed_action']}")
-    answer = typer.prompt("Run it? [y]es / [n]o / [e]dit", default="y").strip().lower()
-    if answer.startswith("e"):
-        return {"action": typer.prompt("New action (e.g. Search[Ed Wood])")}
-    if answer.startswith("n"):
-        return {"reject": typer.prompt("Why (shown to the model)", default="not approved")}
-    return True
+def _decide(prompt: ApprovalPrompt, pending: Any) -> Any:
+    """Ask the person at the terminal about the action `pending` (a paused state) proposes."""
+    values = pending.values
+    thought = (values.get("current") or {}).get("thought", "")
+    return prompt.decide(pending.interrupts[0].value, values.get("steps", 0) + 1, thought)
 
 
-def _drive(store: ThreadStore, payload: Any, thread_id: str, context: Context, quiet: bool) -> dict[str, Any]:
-    """Run the episode to its end (or pause), showing steps live and asking for approvals."""
+def _drive(
+    store: ThreadStore, payload: Any, thread_id: str, context: Context, quiet: bool,
+    start: RunnableConfig | None = None,
+) -> dict[str, Any]:
+    """Run the episode to its end, showing steps live and asking for approvals.
+
+    `payload` None continues the thread (asking first if it is paused for approval);
+    `start` is a checkpoint's config to continue from instead of the latest one.
+    """
     graph = build_graph(store.saver)
     config = thread_config(thread_id)
+    run_config = start or config
+    prompt = ApprovalPrompt(errors)
+    thought_shown: set[int] = set()  # steps whose Thought the approval prompt printed
     while True:
-        with console.status("[cyan]Thinking…", spinner="dots") if not quiet else nullcontext():
+        if payload is None:
+            pending = graph.get_state(run_config)
+            if pending.interrupts and context.approve:
+                thought_shown.add(pending.values.get("steps", 0) + 1)
+                payload = Command(resume=_decide(prompt, pending))
+        with console.status("Thinking…", spinner="dots") if not quiet else nullcontext():
             for mode, chunk in graph.stream(
-                payload, config, context=context, stream_mode=["updates", "custom"], durability="sync"
+                payload, run_config, context=context, stream_mode=["updates", "custom"], durability="sync"
             ):
                 if mode == "custom" and not quiet and isinstance(chunk, dict):
-                    show_step(console, chunk)
+                    show_step(console, chunk, thought=chunk.get("step") not in thought_shown)
+        run_config, payload = config, None
         state = graph.get_state(config)
-        if state.interrupts:
-            payload = Command(resume=_ask_decision(state.interrupts[0].value))
-            continue
-        return dict(state.values)
+        if not state.interrupts:
+            return dict(state.values)
 
 
-def _run(store: ThreadStore, payload: Any, thread_id: str, context: Context, as_json: bool) -> None:
+def _run(
+    store: ThreadStore, payload: Any, thread_id: str, context: Context, as_json: bool,
+    hint: str, start: RunnableConfig | None = None,
+) -> None:
+    """Drive the episode and print its result; `hint` is the command that resumes it."""
     try:
-        result = _drive(store, payload, thread_id, context, quiet=as_json)
+        result = _drive(store, payload, thread_id, context, quiet=as_json, start=start)
     except KeyboardInterrupt:
-        fail(f"interrupted; the episode is saved: continue it with `wikireact resume {thread_id}`", 130)
+        fail(f"interrupted; the episode is saved: continue it with `{hint}`", 130)
+    except EOFError:
+        fail(f"no answer at the approval prompt (end of input); the episode is saved: continue it with `{hint}`", 130)
     except EpisodeStoppedError as exc:
         alternative = " (or with --wiki offline)" if isinstance(exc, WikiOutageError) else ""
-        fail(f"{str(exc).rstrip('.')}. The episode is saved: continue it later with "
-             f"`wikireact resume {thread_id}`{alternative}", 1)
+        fail(f"{str(exc).rstrip('.')}. The episode is saved: continue it later with `{hint}`{alternative}", 1)
     if as_json:
         print(result_json(result, thread_id))
     else:
@@ -145,14 +217,15 @@ def _guard(command: Callable[..., None]) -> Callable[..., None]:
     return wrapper
 
 
-@app.command()
+@app.command(cls=HelpCommand)
 @_guard
 def ask(
-    question: Annotated[str, typer.Argument(help="The question (at most 2,000 characters).")],
+    question: Annotated[str, typer.Argument(metavar="QUESTION", help="The question (at most 2,000 characters).", show_default=False)],
     model: ModelOpt = None,
     wiki: WikiOpt = None,
     max_steps: StepsOpt = None,
-    thread_id: Annotated[str | None, typer.Option("--thread-id", help="name the episode's thread")] = None,
+    thread_id: Annotated[str | None, typer.Option(
+        "--thread-id", metavar="ID", show_default="a random id", help="name the episode's thread")] = None,
     db: DbOpt = None,
     approve: ApproveOpt = None,
     offline: OfflineOpt = False,
@@ -170,68 +243,103 @@ def ask(
     store = ThreadStore(db or default_db_path())
     thread_id = thread_id or uuid.uuid4().hex[:12]
     store.register(thread_id, question, context)
-    _run(store, {"question": question}, thread_id, context, as_json)
+    _run(store, {"question": question}, thread_id, context, as_json, resume_command(thread_id, db))
 
 
-@app.command()
+def _existing_store(db: Path | None, thread_id: str) -> ThreadStore:
+    """Open the checkpoint file that holds `thread_id`; never create an empty one."""
+    path = db or default_db_path()
+    if "://" not in str(path) and not Path(path).exists():
+        fail(f"unknown thread id {thread_id!r}: there is no checkpoint file at {path} (wrong --db?)")
+    return ThreadStore(path)
+
+
+def _checkpoint_config(store: ThreadStore, thread_id: str, checkpoint_id: str) -> RunnableConfig:
+    """Return the config of one of the thread's checkpoints; fail if it has no such checkpoint."""
+    config: RunnableConfig = {"configurable": {"thread_id": thread_id, "checkpoint_id": checkpoint_id}}
+    if store.saver.get_tuple(config) is None:
+        fail(f"thread {thread_id!r} has no checkpoint {checkpoint_id!r} (see `wikireact history {thread_id}`)")
+    return config
+
+
+def _extend_budget(store: ThreadStore, thread_id: str, values: dict[str, Any], max_steps: int | None) -> None:
+    """Reopen a thread that ran out of budget when `max_steps` allows more steps, or say why not."""
+    steps = values.get("steps", 0)
+    status = values.get("status")
+    if max_steps is None or not episode_ended(values):
+        return
+    if status != "budget_exhausted":
+        fail(f"thread {thread_id!r} has ended ({status}), not run out of budget: "
+             "a larger --max-steps cannot continue it")
+    if max_steps <= steps:
+        fail(f"thread {thread_id!r} has used {steps} steps: --max-steps must be more than {steps} to continue it")
+    build_graph(store.saver).update_state(thread_config(thread_id), {"status": "running"}, as_node="observe")
+
+
+@app.command(cls=HelpCommand, short_help="Recap THREAD, then continue it (same settings unless given).")
 @_guard
 def resume(
-    thread_id: Annotated[str, typer.Argument(help="The thread to continue.")],
-    model: ModelOpt = None,
-    wiki: WikiOpt = None,
-    max_steps: StepsOpt = None,
+    thread_id: Annotated[str, typer.Argument(metavar="THREAD", help="The thread to continue.", show_default=False)],
+    model: ResumeModelOpt = None,
+    wiki: ResumeWikiOpt = None,
+    max_steps: ResumeStepsOpt = None,
     db: DbOpt = None,
-    approve: ApproveOpt = None,
+    approve: ResumeApproveOpt = None,
+    from_checkpoint: Annotated[str | None, typer.Option(
+        "--from", metavar="CHECKPOINT", show_default="the latest",
+        help="continue from this checkpoint (see `history`): replays, or forks with new settings")] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Continue a paused or interrupted episode with the settings it started with."""
-    store = ThreadStore(db or default_db_path())
+    """Recap THREAD's question and steps, then continue it with the settings it started with."""
+    store = _existing_store(db, thread_id)
+    question = store.question(thread_id)
     context = _settings(store.settings(thread_id), model=model, wiki=wiki, max_steps=max_steps, approve=approve)
     _check_resources(context)
-    state = build_graph(store.saver).get_state(thread_config(thread_id))
-    payload: Any = None
-    if not state.values:  # interrupted before the first checkpoint: start it again
-        payload = {"question": store.question(thread_id)}
-    elif state.interrupts:
-        payload = Command(resume=_ask_decision(state.interrupts[0].value))
-    _run(store, payload, thread_id, context, as_json)
+    start = _checkpoint_config(store, thread_id, from_checkpoint) if from_checkpoint else None
+    values = build_graph(store.saver).get_state(start or thread_config(thread_id)).values
+    if start is None:
+        _extend_budget(store, thread_id, values, max_steps)
+    if not as_json:
+        console.print(Text.assemble(("Resuming thread ", "bold"), clean(thread_id)))
+        show_transcript(console, question, values, status=False)
+    payload = None if values else {"question": question}  # no checkpoint yet: start it again
+    _run(store, payload, thread_id, context, as_json, resume_command(thread_id, db, max_steps), start)
 
 
-@app.command()
+@app.command(cls=HelpCommand, short_help="Show THREAD as a transcript, then its checkpoints.")
 @_guard
 def history(
-    thread_id: Annotated[str, typer.Argument(help="The thread to list.")],
+    thread_id: Annotated[str, typer.Argument(metavar="THREAD", help="The thread to show.", show_default=False)],
     db: DbOpt = None,
 ) -> None:
-    """List a thread's checkpoints (newest first) and its steps."""
-    store = ThreadStore(db or default_db_path())
-    store.settings(thread_id)  # unknown thread -> clear error
+    """Show THREAD as a transcript (question, status, answer, steps), then its checkpoints."""
+    store = _existing_store(db, thread_id)
+    question = store.question(thread_id)
     graph = build_graph(store.saver)
     config = thread_config(thread_id)
+    show_transcript(console, question, graph.get_state(config).values)
+    console.print(Text(f"Checkpoints, newest first (continue from one: "
+                       f"{resume_command(thread_id, db, checkpoint='CHECKPOINT')})", style="bold"))
     for snap in graph.get_state_history(config):
         values = snap.values
+        superstep = snap.metadata.get("step") if snap.metadata else "?"
         console.print(
-            f"{snap.config['configurable']['checkpoint_id']}  superstep {snap.metadata.get('step') if snap.metadata else '?':>3}  "
+            f"{snap.config['configurable']['checkpoint_id']}  superstep {superstep:>3}  "
             f"steps {values.get('steps', 0):>2}  next {','.join(snap.next) or '-':<8}  "
-            f"status {values.get('status', '-')}",
-            highlight=False,
+            f"status {values.get('status', '-')}"
         )
-    final = graph.get_state(config).values
-    console.print()
-    for n, step in enumerate(final.get("trajectory", []), start=1):
-        show_step(console, {"step": n, **step})
 
 
-@app.command("graph")
+@app.command("graph", cls=HelpCommand)
 def graph_command() -> None:
     """Print the graph as a Mermaid diagram."""
     print(build_graph().get_graph().draw_mermaid())
 
 
-@snapshot_app.command("import")
+@snapshot_app.command("import", cls=HelpCommand)
 @_guard
 def snapshot_import(
-    files: Annotated[list[Path], typer.Argument(help="HotpotQA-format .json or {title,text} .jsonl files")],
+    files: Annotated[list[Path], typer.Argument(metavar="FILE...", help="HotpotQA-format .json or {title,text} .jsonl files")],
     out: Annotated[Path, typer.Option("--out", help="the snapshot file to create or extend")],
 ) -> None:
     """Import pages into a snapshot (streaming; idempotent)."""
@@ -242,21 +350,28 @@ def snapshot_import(
     for path in files:
         stats = import_file(path, store)
         console.print(
-            f"{path}: {stats.read} pages read, {stats.added} added, {stats.changed} updated, "
+            f"{clean(path)}: {stats.read} pages read, {stats.added} added, {stats.changed} updated, "
             f"{stats.unchanged} unchanged"
         )
-    console.print(f"{out}: {store.count()} pages, snapshot id {store.meta('snapshot_id')}")
+    console.print(f"{clean(out)}: {store.count()} pages, snapshot id {store.meta('snapshot_id')}")
 
 
-from wikireact.cli.eval_command import eval_command  # noqa: E402
+from wikireact.cli.eval_command import eval_command, report_command  # noqa: E402
 
-app.command("eval")(_guard(eval_command))
+eval_app = typer.Typer(
+    cls=EvalGroup, short_help="Evaluate a method, or compare runs (`eval report`).", no_args_is_help=True, rich_markup_mode=None, context_settings=CONTEXT_SETTINGS,
+    help="Evaluate a method on HotpotQA-style questions (`eval DATASET` = `eval run DATASET`), "
+    "or compare finished runs (`eval report DIR...`).",
+)
+eval_app.command("run", cls=HelpCommand)(_guard(eval_command))
+eval_app.command("report", cls=HelpCommand)(_guard(report_command))
+app.add_typer(eval_app, name="eval")
 
 
 def main() -> None:
     """Entry point of the `wikireact` command."""
     try:
-        app()
+        app(prog_name="wikireact")
     except KeyboardInterrupt:
         errors.print("interrupted")
         sys.exit(130)

@@ -1,12 +1,19 @@
-"""Rendering episodes in the terminal (rich) and as JSON."""
+"""Rendering episodes in the terminal (rich) and as JSON.
+
+Everything shown comes from users, models or Wikipedia, so it is printed literally: text
+is wrapped in `rich.text.Text` (never parsed as Rich markup or emoji codes) after
+`clean()` removes control and bidi characters that could clear, retitle or reorder the
+terminal. JSON output keeps the exact text, with such characters escaped.
+"""
 
 from __future__ import annotations
 
 import json
+import unicodedata
 from typing import Any
 
 from rich.console import Console
-from rich.markup import escape
+from rich.text import Text
 
 STATUS_STYLE = {
     "finished": "bold green",
@@ -14,36 +21,127 @@ STATUS_STYLE = {
     "repetition_halted": "bold yellow",
     "running": "bold cyan",
 }
+_UNSAFE_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
 
 
-def show_step(console: Console, event: dict[str, Any]) -> None:
-    """Print one step (the custom stream event emitted by `observe`)."""
+class CliConsole(Console):
+    """A console that never interprets text and wraps lines only on a terminal.
+
+    Markup, emoji codes and highlighting are off (styles come from `Text` spans), and
+    when output is piped or redirected, lines are not hard-wrapped at 80 columns.
+    """
+
+    def __init__(self, **kwargs: Any) -> None:
+        """Create the console (same arguments as `rich.console.Console`)."""
+        super().__init__(markup=False, emoji=False, highlight=False, **kwargs)
+
+    def print(self, *objects: Any, **kwargs: Any) -> None:
+        """Print like `Console.print`, without wrapping when output is not a terminal."""
+        if "soft_wrap" not in kwargs or kwargs["soft_wrap"] is None:
+            kwargs["soft_wrap"] = not self.is_terminal
+        super().print(*objects, **kwargs)
+
+
+def clean(text: object) -> str:
+    """Return `text` safe for a terminal: no control, bidi or invisible format characters.
+
+    Newlines are kept, tabs become spaces, and lone surrogates become U+FFFD.
+    """
+    out = []
+    for ch in str(text):
+        if ch == "\n":
+            out.append(ch)
+        elif ch == "\t":
+            out.append(" ")
+        elif unicodedata.category(ch) in _UNSAFE_CATEGORIES:
+            out.append("\ufffd" if unicodedata.category(ch) == "Cs" else "")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def labelled(label: str, style: str, text: object) -> Text:
+    """Return `label` in `style`, a space, then `text` shown literally and cleaned."""
+    return Text.assemble((label, style), " ", clean(text))
+
+
+def show_step(console: Console, event: dict[str, Any], *, thought: bool = True) -> None:
+    """Print one step (the custom stream event emitted by `observe`, or a stored step).
+
+    `thought=False` leaves out the Thought (already shown by the approval prompt).
+    """
     n = event["step"]
-    if event.get("thought"):
-        console.print(f"[bold magenta]Thought {n}:[/] {escape(event['thought'])}")
-    console.print(f"[bold blue]Action {n}:[/] {escape(event['action'] or '(none)')}")
+    if thought and event.get("thought"):
+        console.print(labelled(f"Thought {n}:", "bold magenta", event["thought"]))
+    console.print(labelled(f"Action {n}:", "bold blue", event.get("action") or "(none)"))
     if event.get("observation"):
-        console.print(f"[dim]Observation {n}:[/] {escape(event['observation'])}")
+        console.print(labelled(f"Observation {n}:", "dim", event["observation"]))
     console.print()
+
+
+def answer_text(result: dict[str, Any]) -> str:
+    """Return the answer, or say in words why there is none."""
+    answer = result.get("answer")
+    if answer is not None:
+        return str(answer)
+    status = result.get("status", "running")
+    steps = result.get("steps", 0)
+    if status == "budget_exhausted":
+        return f"no answer (budget of {steps} steps used)"
+    if status == "repetition_halted":
+        return "no answer (halted: the same action was proposed again and again)"
+    if status == "finished":
+        return "no answer"
+    return f"no answer yet (paused after {steps} steps)"
 
 
 def show_result(console: Console, result: dict[str, Any], thread_id: str) -> None:
     """Print the answer, status and totals of an ended (or paused) episode."""
     status = result.get("status", "running")
-    style = STATUS_STYLE.get(status, "bold")
     usage = result.get("usage") or []
     tokens_in = sum(u["input_tokens"] for u in usage)
     tokens_out = sum(u["output_tokens"] for u in usage)
-    console.print(f"[bold]Answer:[/] {escape(str(result.get('answer')))}")
+    console.print(labelled("Answer:", "bold", answer_text(result)))
     console.print(
-        f"[{style}]Status: {status}[/]  steps: {result.get('steps', 0)}  "
-        f"tokens: {tokens_in} in / {tokens_out} out  thread: {thread_id}"
+        Text.assemble(
+            (f"Status: {status}", STATUS_STYLE.get(status, "bold")),
+            f"  steps: {result.get('steps', 0)}  tokens: {tokens_in} in / {tokens_out} out  thread: ",
+            clean(thread_id),
+        )
+    )
+
+
+def show_transcript(console: Console, question: str, values: dict[str, Any], *, status: bool = True) -> None:
+    """Print a thread as a transcript: question, status, answer and steps taken, then every step.
+
+    `status=False` prints only the question and the steps (the recap of `resume`).
+    """
+    console.print(labelled("Question:", "bold", question))
+    if status:
+        console.print(labelled("Status:", "bold", values.get("status", "not started")))
+        console.print(labelled("Answer:", "bold", answer_text(values)))
+        console.print(labelled("Steps:", "bold", values.get("steps", 0)))
+    console.print()
+    for n, step in enumerate(values.get("trajectory") or [], start=1):
+        show_step(console, {"step": n, **step})
+
+
+def safe_json(value: Any) -> str:
+    r"""Return `value` as JSON with control, bidi and surrogate characters escaped as \u codes.
+
+    The text stays exact (a JSON reader gets every character back), but printing the
+    JSON cannot move the cursor, retitle the terminal or reorder what it shows.
+    """
+    text = json.dumps(value, ensure_ascii=False)  # C0 controls are escaped already
+    return "".join(
+        json.dumps(ch)[1:-1] if ch > "\x7e" and unicodedata.category(ch) in _UNSAFE_CATEGORIES else ch
+        for ch in text
     )
 
 
 def result_json(result: dict[str, Any], thread_id: str) -> str:
     """Return the result as one JSON object (answer, status, steps, trajectory, usage, thread id)."""
-    return json.dumps(
+    return safe_json(
         {
             "answer": result.get("answer"),
             "status": result.get("status", "running"),
@@ -51,6 +149,5 @@ def result_json(result: dict[str, Any], thread_id: str) -> str:
             "trajectory": result.get("trajectory", []),
             "usage": result.get("usage", []),
             "thread_id": thread_id,
-        },
-        ensure_ascii=False,
+        }
     )
