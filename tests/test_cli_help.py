@@ -83,3 +83,18 @@ def test_version() -> None:
     result = runner.invoke(app, ["--version"])
     assert result.exit_code == 0
     assert result.stdout.strip() == f"wikireact {importlib.metadata.version('wikireact')}"
+
+
+def test_readme_tells_what_the_cli_does() -> None:
+    """README facts that drift silently (issue 20 item 8)."""
+    from pathlib import Path
+
+    readme = flat((Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8"))
+    assert "writes to `eval-out/METHOD`" in readme and "[default: (eval-out/METHOD)]" in flat(help_of("eval", "run"))
+    assert "`--model local` alone still searches live Wikipedia" in readme
+    assert "does **not** read a `.env` file" in readme and "--no-browser" in readme
+    assert "Studio's web UI is not served locally" in readme
+    assert '`{"outputs": [...], "delay_s": 0.5}`' in readme and "settings.json" in readme
+    assert "0.6 s per step" not in readme
+    for command in ("resume THREAD --max-steps", "resume THREAD --from CHECKPOINT", "wikireact --version"):
+        assert command in readme
