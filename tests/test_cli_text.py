@@ -51,11 +51,13 @@ def test_user_text_in_errors_is_shown_literally(tmp_path: Path, snapshot_db: Pat
 
 
 def test_reused_thread_id_hint_names_the_real_id(tmp_path: Path, snapshot_db: Path) -> None:
+    db = tmp_path / "other.db"
     args = ["ask", QUESTION, "--model", write_script(tmp_path, GOOD_RUN), "--wiki", str(snapshot_db),
-            "--thread-id", "[bold red]boom"]
+            "--thread-id", "[bold red]boom", "--db", str(db)]
     assert runner.invoke(app, args).exit_code == 0
     again = runner.invoke(app, args)
     assert again.exit_code == 2 and "'[bold red]boom' already exists" in again.stderr
+    assert f"`wikireact resume '[bold red]boom' --db {db.resolve()}`" in flat(again.stderr)
 
 
 def test_import_error_shows_the_expected_shape(tmp_path: Path) -> None:

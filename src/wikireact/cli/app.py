@@ -242,8 +242,20 @@ def ask(
     _check_resources(context)
     store = ThreadStore(db or default_db_path())
     thread_id = thread_id or uuid.uuid4().hex[:12]
+    if _thread_exists(store, thread_id):
+        fail(f"thread {thread_id!r} already exists; continue it with `{resume_command(thread_id, db)}` "
+             "or pick another --thread-id")
     store.register(thread_id, question, context)
     _run(store, {"question": question}, thread_id, context, as_json, resume_command(thread_id, db))
+
+
+def _thread_exists(store: ThreadStore, thread_id: str) -> bool:
+    """Whether the checkpoint file already holds a thread with this id."""
+    try:
+        store.question(thread_id)
+    except ThreadStoreError:
+        return False
+    return True
 
 
 def _existing_store(db: Path | None, thread_id: str) -> ThreadStore:
