@@ -134,3 +134,15 @@ def test_history_is_a_transcript_then_checkpoints_that_resume_accepts(tmp_path: 
     out_fork = json.loads(fork.stdout)
     assert out_fork["answer"] == "no" and out_fork["steps"] == 2
     assert runner.invoke(app, ["resume", "h1", "--from", "nope"]).exit_code == 2
+
+
+def test_hint_for_an_odd_thread_id_works_as_printed(tmp_path: Path, snapshot_db: Path) -> None:
+    odd = "-odd id's"
+    first = runner.invoke(app, ["ask", QUESTION, "--model", write_script(tmp_path, GOOD_RUN[:2], "short.json"),
+                                "--wiki", str(snapshot_db), f"--thread-id={odd}", "--db", str(tmp_path / "t.db")])
+    assert first.exit_code == 1
+    argv = hint_in(first.stderr)
+    assert argv[-2:] == ["--", odd]
+    resumed = runner.invoke(app, [*argv[:-2], "--json", "--model", write_script(tmp_path, GOOD_RUN), *argv[-2:]])
+    assert resumed.exit_code == 0, resumed.output
+    assert json.loads(resumed.stdout)["thread_id"] == odd
