@@ -22,6 +22,7 @@ from langgraph.graph import START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
 from wikireact.context import Context
+from wikireact.exemplars import EpisodeExemplar
 from wikireact.models import load_chat_model
 from wikireact.nodes import act, observe, parse, reason
 from wikireact.resources import Resources
@@ -67,6 +68,7 @@ def build_graph(
     model: BaseChatModel | str | None = None,
     wiki: WikiSource | str | None = None,
     interrupt_before: list[str] | None = None,
+    exemplars: tuple[EpisodeExemplar, ...] | None = None,
 ) -> CompiledStateGraph[State, Context, InputState, OutputState]:
     """Compile the ReAct graph.
 
@@ -76,10 +78,12 @@ def build_graph(
         wiki: a `WikiSource` or a source string (`live`, `offline`, `PATH.db`);
             default: `Context.wiki`.
         interrupt_before: nodes to pause before (e.g. `["act"]`), for step-through.
+        exemplars: few-shot example episodes (`wikireact.exemplars`); default: wikireact's own.
     """
     resources = Resources(
         model=load_chat_model(model) if isinstance(model, str) else model,
         wiki=open_source(wiki) if isinstance(wiki, str) else wiki,
+        exemplars=exemplars,
     )
     return make_builder(resources).compile(
         checkpointer=checkpointer, interrupt_before=interrupt_before, name="wikireact"

@@ -1,4 +1,4 @@
-"""The model and Wikipedia source an episode uses: passed objects, or built from `Context`."""
+"""The model, Wikipedia source and few-shot exemplars an episode uses: passed objects, or defaults."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from langchain_core.language_models import BaseChatModel
 from langgraph.runtime import Runtime
 
 from wikireact.context import Context
+from wikireact.exemplars import EpisodeExemplar
 from wikireact.models import load_chat_model
 from wikireact.wiki.base import WikiSource
 from wikireact.wiki.factory import open_source
@@ -19,6 +20,8 @@ class Resources:
 
     model: BaseChatModel | None = None
     wiki: WikiSource | None = None
+    exemplars: tuple[EpisodeExemplar, ...] | None = None
+    """Few-shot example episodes (e.g. from `--prompts FILE`); None: wikireact's own."""
 
     def chat_model(self, context: Context) -> BaseChatModel:
         """Return the chat model for this run."""

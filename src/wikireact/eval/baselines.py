@@ -1,20 +1,25 @@
 """The baselines without Wikipedia: Standard (direct answer), CoT, and CoT-SC (majority vote).
 
-Prompts and few-shot examples are written for this project, on the same three example
-questions as the ReAct prompt, so every method sees the same demonstrations.
+Prompts are written for this project. The few-shot examples come from a prompt file
+(`wikireact.exemplars`: `cotqa_*` for CoT, `webqa_*` for Standard); wikireact's own are on
+the same three example questions as the ReAct prompt, so every method sees the same
+demonstrations.
 """
 
 from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from langchain_core.language_models import BaseChatModel
+from langchain_core.language_models import LanguageModelInput
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langchain_core.runnables import Runnable
 
 from wikireact.eval.scoring import normalize_answer
+from wikireact.exemplars import QaExemplar, default_qa
 from wikireact.scripted import CALL_INDEX_KEY
 
 STANDARD_INSTRUCTION = (
@@ -24,17 +29,8 @@ COT_INSTRUCTION = (
     "Answer the question. Think step by step on one line starting with `Thought:`, and end "
     "that line with `So the answer is X.` where X is a short phrase (or yes/no)."
 )
-EXAMPLES = [
-    ("Are the Danube and the Rhine both longer than 1,000 kilometres?",
-     "The Danube flows about 2,850 km and the Rhine about 1,230 km, so both are longer than "
-     "1,000 km.", "yes"),
-    ('In which country was the director of the 1972 film "Solaris" born?',
-     "Solaris (1972) was directed by Andrei Tarkovsky, who was born in Zavrazhye in the Soviet "
-     "Union.", "Soviet Union"),
-    ("Which was founded first, the University of Bologna or the University of Oxford?",
-     "Bologna was founded in 1088; teaching at Oxford is attested from 1096, which is later.",
-     "University of Bologna"),
-]
+ChatModel = Runnable[LanguageModelInput, BaseMessage]
+"""A chat model, possibly bound to run metadata (`model.with_config(...)`)."""
 _ANSWER_IS = re.compile(r"answer is[:\s]*(.+?)\s*\.?\s*$", re.IGNORECASE | re.DOTALL)
 _ANSWER_LINE = re.compile(r"^\s*answer\s*:\s*(.+?)\s*$", re.IGNORECASE | re.MULTILINE)
 
@@ -65,19 +61,19 @@ class Vote:
     answers: list[str | None] = field(default_factory=list)
 
 
-def standard_messages(question: str) -> list[BaseMessage]:
-    """Messages for the Standard baseline."""
+def standard_messages(question: str, exemplars: Sequence[QaExemplar] | None = None) -> list[BaseMessage]:
+    """Messages for the Standard baseline (`exemplars` default: wikireact's own)."""
     messages: list[BaseMessage] = [SystemMessage(STANDARD_INSTRUCTION)]
-    for q, _, a in EXAMPLES:
-        messages += [HumanMessage(f"Question: {q}"), AIMessage(f"Answer: {a}")]
+    for example in default_qa("standard") if exemplars is None else exemplars:
+        messages += [HumanMessage(f"Question: {example.question}"), AIMessage(f"Answer: {example.answer}")]
     return [*messages, HumanMessage(f"Question: {question}")]
 
 
-def cot_messages(question: str) -> list[BaseMessage]:
-    """Messages for CoT and CoT-SC."""
+def cot_messages(question: str, exemplars: Sequence[QaExemplar] | None = None) -> list[BaseMessage]:
+    """Messages for CoT and CoT-SC (`exemplars` default: wikireact's own)."""
     messages: list[BaseMessage] = [SystemMessage(COT_INSTRUCTION)]
-    for q, thought, a in EXAMPLES:
-        messages += [HumanMessage(f"Question: {q}"), AIMessage(f"Thought: {thought} So the answer is {a}.")]
+    for example in default_qa("cot") if exemplars is None else exemplars:
+        messages += [HumanMessage(f"Question: {example.question}"), AIMessage(f"Thought: {example.thought}")]
     return [*messages, HumanMessage(f"Question: {question}")]
 
 
@@ -90,7 +86,7 @@ def extract_answer(text: str) -> str | None:
     return line.group(1).strip().rstrip(".") if line else None
 
 
-def _call(model: BaseChatModel, messages: list[BaseMessage], index: int, stats: CallStats,
+def _call(model: ChatModel, messages: list[BaseMessage], index: int, stats: CallStats,
           **sampling: Any) -> str:
     reply = model.invoke(messages, config={"metadata": {CALL_INDEX_KEY: index}}, **sampling)
     assert isinstance(reply, AIMessage)
@@ -98,21 +94,29 @@ def _call(model: BaseChatModel, messages: list[BaseMessage], index: int, stats: 
     return reply.text
 
 
-def run_standard(model: BaseChatModel, question: str, stats: CallStats) -> str | None:
+def run_standard(model: ChatModel, question: str, stats: CallStats,
+                 exemplars: Sequence[QaExemplar] | None = None) -> str | None:
     """Answer directly."""
-    return extract_answer(_call(model, standard_messages(question), 0, stats))
+    return extract_answer(_call(model, standard_messages(question, exemplars), 0, stats))
 
 
-def run_cot(model: BaseChatModel, question: str, stats: CallStats) -> str | None:
+def run_cot(model: ChatModel, question: str, stats: CallStats,
+            exemplars: Sequence[QaExemplar] | None = None) -> str | None:
     """Answer after one chain of thought (greedy)."""
-    return extract_answer(_call(model, cot_messages(question), 0, stats))
+    return extract_answer(_call(model, cot_messages(question, exemplars), 0, stats))
 
 
-def run_cot_sc(model: BaseChatModel, question: str, stats: CallStats, *, samples: int,
-               temperature: float, sampling: dict[str, Any]) -> Vote:
-    """Sample `samples` chains of thought and take the majority answer (ties: first seen)."""
+def run_cot_sc(model: ChatModel, question: str, stats: CallStats, *, samples: int,
+               temperature: float, sampling: dict[str, Any],
+               exemplars: Sequence[QaExemplar] | None = None) -> Vote:
+    """Sample `samples` chains of thought and take the majority answer (ties: first seen).
+
+    Sample i is model call i: its index goes with the call (run metadata), so a model cache
+    keeps every sample apart even when the model takes no seed.
+    """
+    messages = cot_messages(question, exemplars)
     answers = [
-        extract_answer(_call(model, cot_messages(question), i, stats, temperature=temperature,
+        extract_answer(_call(model, messages, i, stats, temperature=temperature,
                              **{k: (v + i if k == "seed" else v) for k, v in sampling.items()}))
         for i in range(samples)
     ]

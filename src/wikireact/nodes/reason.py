@@ -33,7 +33,7 @@ def reason(
     question = validate_question(state.get("question"))
     history = state.get("trajectory") or []
     model = resources.chat_model(context)
-    messages = build_messages(question, history, context.method)
+    messages = build_messages(question, history, context.method, resources.exemplars)
     try:
         reply = model.invoke(
             messages,

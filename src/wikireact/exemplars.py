@@ -1,0 +1,222 @@
+r"""Few-shot exemplars read from a prompt file in the layout of the ReAct paper's code.
+
+A prompt file is a JSON object whose values are whole few-shot prompts, for example
+`{"webthink_simple6": "Question: ...\\nThought 1: ...\\nAction 1: Search[...]\\n
+Observation 1: ...\\n...Action 3: Finish[...]\\nQuestion: ...", ...}`. Two kinds of value:
+
+- episodes (`webthink_*` for ReAct, `webact_*` for Act): `Question:` then numbered
+  `Thought N:` / `Action N:` / `Observation N:` lines, ending with `Action N: Finish[...]`;
+- question answering (`cotqa_*` for CoT, `webqa_*` for Standard): `Question:`, an optional
+  `Thought: ... So the answer is X.` and `Answer: X`.
+
+wikireact ships its own exemplars in this layout (`data/prompts.json`, written for this
+project); `--prompts FILE` replaces them, e.g. with the paper's `prompts_naive.json`.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from wikireact.protocol import Action, parse_action
+
+DEFAULT_PROMPTS = Path(__file__).parent / "data" / "prompts.json"
+Need = Literal["react", "act", "cot", "standard"]
+DEFAULT_KEYS: dict[Need, tuple[str, ...]] = {
+    "react": ("webthink_simple6",),
+    "act": ("webact_simple6",),
+    "cot": ("cotqa_simple6",),
+    "standard": ("webqa_simple6", "cotqa_simple6"),
+}
+_LABEL = re.compile(r"(Question|Thought|Action|Observation|Answer)(?: (\d+))?:(.*)")
+
+
+class PromptFileError(ValueError):
+    """The prompt file cannot be read, or holds no usable exemplar for the method."""
+
+
+@dataclass(frozen=True)
+class ExemplarStep:
+    """One step of an example episode (the thought is empty in Act prompts)."""
+
+    thought: str
+    action: str
+    observation: str
+
+
+@dataclass(frozen=True)
+class EpisodeExemplar:
+    """An example ReAct/Act episode: a question and its steps, the last one a Finish."""
+
+    question: str
+    steps: tuple[ExemplarStep, ...]
+
+
+@dataclass(frozen=True)
+class QaExemplar:
+    """An example for Standard/CoT: a question, a chain of thought (may be empty), the answer."""
+
+    question: str
+    thought: str
+    answer: str
+
+
+@dataclass(frozen=True)
+class PromptSet:
+    """The exemplars one evaluation uses, with where they came from (for the report)."""
+
+    file: str
+    sha256: str
+    episode_key: str | None = None
+    episodes: tuple[EpisodeExemplar, ...] = ()
+    qa_key: str | None = None
+    qa: tuple[QaExemplar, ...] = ()
+    keys: dict[str, str] = field(default_factory=dict)
+
+    def summary(self) -> dict[str, Any]:
+        """Return what the report records: file, sha256, keys used and exemplars per key."""
+        exemplars = {}
+        if self.episode_key:
+            exemplars[self.episode_key] = len(self.episodes)
+        if self.qa_key:
+            exemplars[self.qa_key] = len(self.qa)
+        return {"prompts_file": self.file, "prompts_sha256": self.sha256, "prompts_exemplars": exemplars}
+
+
+def _labelled(text: str) -> Iterable[tuple[str | None, str]]:
+    """Yield (label, text) per non-blank line; label None for a continuation line."""
+    for line in text.replace("\r\n", "\n").split("\n"):
+        if not line.strip():
+            continue
+        match = _LABEL.match(line.strip())
+        if match:
+            yield match.group(1), match.group(3).strip()
+        else:
+            yield None, line.strip()
+
+
+def parse_episodes(text: str) -> tuple[EpisodeExemplar, ...]:
+    """Return the usable example episodes in a `webthink`/`webact` prompt.
+
+    Usable: a question and at least one step, every action valid, the last one a Finish.
+    """
+    found: list[tuple[str, list[dict[str, str]]]] = []
+    last: dict[str, str] | None = None
+    last_field = ""
+    for label, value in _labelled(text):
+        if label == "Question":
+            found.append((value, []))
+            last, last_field = None, "question"
+            continue
+        if not found:
+            continue  # text before the first question (an instruction) is not an exemplar
+        steps = found[-1][1]
+        if label == "Thought" or (label == "Action" and (last is None or last.get("action"))):
+            last = {"thought": "", "action": "", "observation": ""}
+            steps.append(last)
+        if label in ("Thought", "Action", "Observation") and last is not None:
+            last_field = label.lower()
+            last[last_field] = value
+        elif label is None and last is not None and last_field in last:
+            last[last_field] = f"{last[last_field]} {value}".strip()
+    return tuple(
+        EpisodeExemplar(question, tuple(ExemplarStep(**s) for s in steps))
+        for question, steps in found
+        if question and _usable_steps(steps)
+    )
+
+
+def _usable_steps(steps: Sequence[dict[str, str]]) -> bool:
+    actions = [parse_action(s["action"]) for s in steps]
+    return bool(actions) and all(isinstance(a, Action) for a in actions) \
+        and [a.name for a in actions if isinstance(a, Action)][-1] == "Finish"
+
+
+def parse_qa(text: str) -> tuple[QaExemplar, ...]:
+    """Return the usable examples (question and answer, optional thought) of a `cotqa`/`webqa` prompt."""
+    found: list[dict[str, str]] = []
+    last_field = ""
+    for label, value in _labelled(text):
+        if label == "Question":
+            found.append({"question": value, "thought": "", "answer": ""})
+        elif not found:
+            continue
+        elif label in ("Thought", "Answer"):
+            found[-1][label.lower()] = value
+        if label is not None:
+            last_field = label.lower()
+        elif last_field in found[-1]:
+            found[-1][last_field] = f"{found[-1][last_field]} {value}".strip()
+    return tuple(QaExemplar(**f) for f in found if f["question"] and f["answer"])
+
+
+def _read(path: Path) -> tuple[dict[str, Any], str]:
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise PromptFileError(f"cannot read prompt file {path}: {exc.strerror or exc}") from None
+    try:
+        data = json.loads(raw.decode("utf-8-sig"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise PromptFileError(f"prompt file {path} is not UTF-8 JSON ({exc})") from None
+    if not isinstance(data, dict) or not all(isinstance(v, str) for v in data.values()):
+        raise PromptFileError(f"prompt file {path} must be a JSON object of prompt texts")
+    return data, hashlib.sha256(raw).hexdigest()
+
+
+def load_prompts(path: Path | None, needs: Iterable[Need], keys: Sequence[str] = ()) -> PromptSet:
+    """Read the exemplars for `needs` from `path` (default: wikireact's own file).
+
+    Each need takes the first of its default keys present in the file, unless one of
+    `keys` (named by the user) holds exemplars of its kind (episodes or question answering).
+    """
+    file = path or DEFAULT_PROMPTS
+    data, digest = _read(file)
+    for key in keys:
+        if key not in data:
+            raise PromptFileError(f"prompt file {file} has no key {key!r} (it has: {', '.join(data) or 'none'})")
+    named_episodes = [k for k in keys if parse_episodes(data[k])]
+    named_qa = [k for k in keys if k not in named_episodes and parse_qa(data[k])]
+    unused = [k for k in keys if k not in named_episodes and k not in named_qa]
+    if unused:
+        raise PromptFileError(f"prompt file {file}: key {unused[0]!r} holds no usable exemplar")
+    result: dict[str, Any] = {"file": str(file), "sha256": digest, "keys": {}}
+    for need in sorted(set(needs)):
+        episode_need = need in ("react", "act")
+        named = named_episodes if episode_need else named_qa
+        chosen = named[0] if named else next((k for k in DEFAULT_KEYS[need] if k in data), None)
+        if chosen is None:
+            raise PromptFileError(
+                f"prompt file {file} has no {' or '.join(DEFAULT_KEYS[need])} key for {need}; "
+                f"name one with --prompts-key (it has: {', '.join(data) or 'none'})"
+            )
+        if episode_need:
+            found: tuple[Any, ...] = parse_episodes(data[chosen])
+        else:
+            found = tuple(q for q in parse_qa(data[chosen]) if need == "standard" or q.thought)
+        if not found:
+            raise PromptFileError(f"prompt file {file}: key {chosen!r} holds no usable exemplar for {need}")
+        result["keys"][need] = chosen
+        if episode_need:
+            result |= {"episode_key": chosen, "episodes": found}
+        else:
+            result |= {"qa_key": chosen, "qa": found}
+    return PromptSet(**result)
+
+
+@functools.cache
+def default_episodes(method: Literal["react", "act"]) -> tuple[EpisodeExemplar, ...]:
+    """Return wikireact's own example episodes for `method` (read once per process)."""
+    return load_prompts(None, [method]).episodes
+
+
+@functools.cache
+def default_qa(need: Literal["cot", "standard"]) -> tuple[QaExemplar, ...]:
+    """Return wikireact's own Standard/CoT examples (read once per process)."""
+    return load_prompts(None, [need]).qa
