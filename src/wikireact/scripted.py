@@ -4,6 +4,11 @@ The i-th model call of an episode gets output i. The index comes from the episod
 own history (the `reason` node passes it as run metadata), not from a per-process
 counter, so a resumed episode continues its script where it stopped. Calls without
 that metadata (e.g. outside the graph) use an internal counter.
+
+A script can also hold one list of outputs per question, `{question_id: [outputs], ...}`:
+a call uses the list of its question's id (run metadata `wikireact_question_id`, set by
+the evaluation), else the list keyed by the question's text (its last `Question: ...`
+message), so each question of a scripted evaluation gets its own trajectory.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import ConfigDict, Field, PrivateAttr
 
 CALL_INDEX_KEY = "wikireact_call_index"
+QUESTION_ID_KEY = "wikireact_question_id"
 
 
 class ScriptExhaustedError(RuntimeError):
@@ -39,8 +45,10 @@ class ScriptedChatModel(BaseChatModel):
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
-    outputs: list[str]
+    outputs: list[str] = Field(default_factory=list)
     """The outputs, one per model call of an episode."""
+    by_question: dict[str, list[str]] = Field(default_factory=dict)
+    """Per-question outputs, keyed by question id or question text (used instead of `outputs`)."""
     delay_s: float = 0.0
     """Seconds to wait on every call (to imitate a real model's latency)."""
     errors: dict[int, Any] = Field(default_factory=dict)
@@ -50,7 +58,10 @@ class ScriptedChatModel(BaseChatModel):
 
     @classmethod
     def from_file(cls, path: str | Path) -> ScriptedChatModel:
-        """Load a script: a JSON list of outputs, or `{"outputs": [...], "delay_s": 0.2}`."""
+        """Load a script: a JSON list of outputs, `{"outputs": [...], "delay_s": 0.2}`, or per question.
+
+        Per question: `{question_id_or_text: [outputs], ...}`, or that mapping as `"outputs"`.
+        """
         try:
             data = json.loads(Path(path).read_text(encoding="utf-8"))
         except FileNotFoundError:
@@ -59,6 +70,14 @@ class ScriptedChatModel(BaseChatModel):
             raise ValueError(f"cannot read script file {path}: {exc}") from None
         if isinstance(data, list):
             data = {"outputs": data}
+        if isinstance(data, Mapping) and "outputs" not in data:
+            data = {"outputs": data}
+        if isinstance(data, Mapping) and isinstance(data["outputs"], Mapping):
+            scripts = data["outputs"]
+            if not scripts or not all(_is_str_list(v) for v in scripts.values()):
+                raise ValueError(f"script file {path}: every question needs a list of strings")
+            return cls(by_question={str(k): list(v) for k, v in scripts.items()},
+                       delay_s=float(data.get("delay_s", 0.0)))
         if not isinstance(data, Mapping) or not _is_str_list(data.get("outputs")):
             raise ValueError(f"script file {path} must hold a list of strings or {{\"outputs\": [...]}}")
         return cls(outputs=list(data["outputs"]), delay_s=float(data.get("delay_s", 0.0)))
@@ -76,15 +95,32 @@ class ScriptedChatModel(BaseChatModel):
             self._fallback_calls += 1
         return index
 
-    def _respond(self, index: int, messages: Sequence[BaseMessage], stop: list[str] | None) -> ChatResult:
+    def _script(self, run_manager: CallbackManagerForLLMRun | AsyncCallbackManagerForLLMRun | None,
+                messages: Sequence[BaseMessage]) -> list[str]:
+        """Return the outputs for this call: `outputs`, or its question's (by id, else by text)."""
+        if not self.by_question:
+            return self.outputs
+        metadata = getattr(run_manager, "metadata", None) or {}
+        question_id = metadata.get(QUESTION_ID_KEY)
+        if question_id is not None and str(question_id) in self.by_question:
+            return self.by_question[str(question_id)]
+        asked = next((str(m.content).removeprefix("Question: ") for m in reversed(messages)
+                      if m.type == "human" and str(m.content).startswith("Question: ")), None)
+        if asked is not None and asked in self.by_question:
+            return self.by_question[asked]
+        raise ScriptExhaustedError(f"the script has no outputs for question {question_id or asked!r}")
+
+    def _respond(self, index: int, messages: Sequence[BaseMessage], stop: list[str] | None,
+                 outputs: list[str] | None = None) -> ChatResult:
+        outputs = self.outputs if outputs is None else outputs
         if index in self.errors:
             error = self.errors[index]
             raise error() if callable(error) and not isinstance(error, BaseException) else error
-        if index >= len(self.outputs):
+        if index >= len(outputs):
             raise ScriptExhaustedError(
-                f"the script has {len(self.outputs)} outputs; call {index + 1} has none"
+                f"the script has {len(outputs)} outputs; call {index + 1} has none"
             )
-        text = self.outputs[index]
+        text = outputs[index]
         for token in stop or []:
             cut = text.find(token)
             if cut != -1:
@@ -106,9 +142,10 @@ class ScriptedChatModel(BaseChatModel):
         **kwargs: Any,
     ) -> ChatResult:
         index = self._index(run_manager)
+        outputs = self._script(run_manager, messages)
         if self.delay_s:
             time.sleep(self.delay_s)
-        return self._respond(index, messages, stop)
+        return self._respond(index, messages, stop, outputs) if self.by_question else self._respond(index, messages, stop)
 
     async def _agenerate(
         self,
@@ -118,9 +155,10 @@ class ScriptedChatModel(BaseChatModel):
         **kwargs: Any,
     ) -> ChatResult:
         index = self._index(run_manager)
+        outputs = self._script(run_manager, messages)
         if self.delay_s:
             await asyncio.sleep(self.delay_s)
-        return self._respond(index, messages, stop)
+        return self._respond(index, messages, stop, outputs) if self.by_question else self._respond(index, messages, stop)
 
 
 def _is_str_list(value: object) -> bool:

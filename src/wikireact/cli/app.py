@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
 import typer
+from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import RunnableConfig
 from langgraph.types import Command
 from rich.text import Text
@@ -35,6 +36,7 @@ from wikireact.cli.hints import resume_command
 from wikireact.context import Context, validate_question
 from wikireact.errors import EpisodeStoppedError, WikiOutageError
 from wikireact.graph import build_graph
+from wikireact.model_cache import CachedChatModel, ModelCacheError
 from wikireact.models import MissingApiKeyError, ModelConfigurationError, load_chat_model
 from wikireact.state import episode_ended
 from wikireact.threads import ThreadStore, ThreadStoreError, default_db_path
@@ -73,6 +75,9 @@ DbOpt = Annotated[Path | None, typer.Option(
     "--db", metavar="PATH", show_default="threads.db in the per-user data dir (env WIKIREACT_DATA_DIR)",
     help="SQLite checkpoint file")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="print one JSON object instead of the live view")]
+CacheOpt = Annotated[Path | None, typer.Option(
+    "--model-cache", metavar="PATH", show_default="none",
+    help="SQLite file that records every model call and replays the ones it holds")]
 OfflineOpt = Annotated[bool, typer.Option("--offline", help="= --wiki offline --model local: no network at all")]
 ApproveOpt = Annotated[bool | None, typer.Option(
     "--approve/--no-approve", show_default="env WIKIREACT_APPROVE, else off",
@@ -126,10 +131,11 @@ def _settings(base: dict[str, Any], **overrides: Any) -> Context:
         fail(str(exc))
 
 
-def _check_resources(context: Context) -> None:
-    """Open the model and the wiki up front, so a bad setting fails before any step."""
+def _check_resources(context: Context, *, model: bool = True) -> None:
+    """Open the model (unless `model` is False) and the wiki up front, so a bad setting fails before any step."""
     try:
-        load_chat_model(context.model)
+        if model:
+            load_chat_model(context.model)
         open_source(context.wiki)
     except MissingApiKeyError as exc:
         errors.print(clean(exc))
@@ -147,14 +153,15 @@ def _decide(prompt: ApprovalPrompt, pending: Any) -> Any:
 
 def _drive(
     store: ThreadStore, payload: Any, thread_id: str, context: Context, quiet: bool,
-    start: RunnableConfig | None = None,
+    start: RunnableConfig | None = None, model: BaseChatModel | None = None,
 ) -> dict[str, Any]:
     """Run the episode to its end, showing steps live and asking for approvals.
 
     `payload` None continues the thread (asking first if it is paused for approval);
-    `start` is a checkpoint's config to continue from instead of the latest one.
+    `start` is a checkpoint's config to continue from instead of the latest one; `model`
+    replaces the one `context` names (e.g. wrapped in a model cache).
     """
-    graph = build_graph(store.saver)
+    graph = build_graph(store.saver, model=model)
     config = thread_config(thread_id)
     run_config = start or config
     prompt = ApprovalPrompt(errors)
@@ -179,11 +186,11 @@ def _drive(
 
 def _run(
     store: ThreadStore, payload: Any, thread_id: str, context: Context, as_json: bool,
-    hint: str, start: RunnableConfig | None = None,
+    hint: str, start: RunnableConfig | None = None, model: BaseChatModel | None = None,
 ) -> None:
     """Drive the episode and print its result; `hint` is the command that resumes it."""
     try:
-        result = _drive(store, payload, thread_id, context, quiet=as_json, start=start)
+        result = _drive(store, payload, thread_id, context, quiet=as_json, start=start, model=model)
     except KeyboardInterrupt:
         fail(f"interrupted; the episode is saved: continue it with `{hint}`", 130)
     except EOFError:
@@ -195,6 +202,23 @@ def _run(
         print(result_json(result, thread_id))
     else:
         show_result(console, result, thread_id)
+    if isinstance(model, CachedChatModel):
+        errors.print(f"model cache: {model.hits} hits, {model.misses} misses")
+
+
+def _cached_model(context: Context, cache: Path | None) -> BaseChatModel | None:
+    """Return the run's model wrapped in a model cache (`--model-cache`), or None without one."""
+    if cache is None:
+        return None
+    from wikireact.model_cache import SqliteModelCache, model_identity
+
+    try:
+        load_chat_model(context.model)
+    except MissingApiKeyError:
+        pass  # a replay needs no key; a call the cache does not hold fails with this reason
+    _check_resources(context, model=False)
+    return CachedChatModel(identity=model_identity(context.model), store=SqliteModelCache(cache),
+                           load_model=lambda: load_chat_model(context.model))
 
 
 def _guard(command: Callable[..., None]) -> Callable[..., None]:
@@ -207,7 +231,8 @@ def _guard(command: Callable[..., None]) -> Callable[..., None]:
             command(*args, **kwargs)
         except (typer.Exit, typer.Abort, SystemExit):
             raise
-        except (ThreadStoreError, SnapshotError, WikiConfigurationError, ModelConfigurationError) as exc:
+        except (ThreadStoreError, SnapshotError, WikiConfigurationError, ModelConfigurationError,
+                ModelCacheError) as exc:
             fail(str(exc))
         except Exception as exc:
             if os.environ.get("WIKIREACT_DEBUG"):
@@ -229,6 +254,7 @@ def ask(
     db: DbOpt = None,
     approve: ApproveOpt = None,
     offline: OfflineOpt = False,
+    model_cache: CacheOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Answer QUESTION, showing each Thought, Action and Observation."""
@@ -239,14 +265,17 @@ def ask(
     if offline:
         model, wiki = model or "local", wiki or "offline"
     context = _settings({}, model=model, wiki=wiki, max_steps=max_steps, approve=approve)
-    _check_resources(context)
+    cached = _cached_model(context, model_cache)
+    if cached is None:
+        _check_resources(context)
     store = ThreadStore(db or default_db_path())
     thread_id = thread_id or uuid.uuid4().hex[:12]
     if _thread_exists(store, thread_id):
         fail(f"thread {thread_id!r} already exists; continue it with `{resume_command(thread_id, db)}` "
              "or pick another --thread-id")
     store.register(thread_id, question, context)
-    _run(store, {"question": question}, thread_id, context, as_json, resume_command(thread_id, db))
+    _run(store, {"question": question}, thread_id, context, as_json, resume_command(thread_id, db),
+         model=cached)
 
 
 def _thread_exists(store: ThreadStore, thread_id: str) -> bool:
@@ -300,13 +329,16 @@ def resume(
     from_checkpoint: Annotated[str | None, typer.Option(
         "--from", metavar="CHECKPOINT", show_default="the latest",
         help="continue from this checkpoint (see `history`): replays, or forks with new settings")] = None,
+    model_cache: CacheOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Recap THREAD's question and steps, then continue it with the settings it started with."""
     store = _existing_store(db, thread_id)
     question = store.question(thread_id)
     context = _settings(store.settings(thread_id), model=model, wiki=wiki, max_steps=max_steps, approve=approve)
-    _check_resources(context)
+    cached = _cached_model(context, model_cache)
+    if cached is None:
+        _check_resources(context)
     start = _checkpoint_config(store, thread_id, from_checkpoint) if from_checkpoint else None
     values = build_graph(store.saver).get_state(start or thread_config(thread_id)).values
     if start is None:
@@ -315,7 +347,8 @@ def resume(
         console.print(Text.assemble(("Resuming thread ", "bold"), clean(thread_id)))
         show_transcript(console, question, values, status=False)
     payload = None if values else {"question": question}  # no checkpoint yet: start it again
-    _run(store, payload, thread_id, context, as_json, resume_command(thread_id, db, max_steps), start)
+    _run(store, payload, thread_id, context, as_json, resume_command(thread_id, db, max_steps), start,
+         model=cached)
 
 
 @app.command(cls=HelpCommand, short_help="Show THREAD as a transcript, then its checkpoints.")

@@ -9,14 +9,18 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 from rich.text import Text
 
+from wikireact.cli.progress import EvalProgress
+from wikireact.context import DEFAULT_MODEL
 from wikireact.errors import EpisodeStoppedError
 from wikireact.eval.dataset import DatasetError
 from wikireact.eval.harness import EvalConfig, EvalError, run_eval
 from wikireact.eval.methods import METHODS
 from wikireact.eval.report import comparison_table, load_report
+from wikireact.exemplars import PromptFileError
+from wikireact.model_cache import ModelCacheError
+from wikireact.models import MissingApiKeyError, ModelConfigurationError, load_chat_model
 
 console = Console()
 # The comparison table is wide; when output is not a terminal, do not squeeze it to 80 columns.
@@ -48,47 +52,89 @@ def eval_command(
         help="provider:model, local or scripted:FILE.json")] = None,
     wiki: Annotated[str, typer.Option(metavar="SOURCE", help="live, offline, record:PATH.db or PATH.db")] = "offline",
     max_steps: Annotated[int, typer.Option(help="step budget of ReAct/Act")] = 7,
+    repetition_limit: Annotated[int, typer.Option(help="the n-th identical action ends an episode")] = 3,
+    observation_cap: Annotated[int, typer.Option(help="characters of an observation before truncation")] = 1000,
     sc_samples: Annotated[int, typer.Option(help="CoT-SC samples (the paper: 21)")] = 21,
+    prompts: Annotated[Path | None, typer.Option(
+        metavar="FILE", show_default="wikireact's own exemplars",
+        help="few-shot exemplars: a prompt file in the ReAct paper's layout")] = None,
+    prompts_key: Annotated[list[str] | None, typer.Option(
+        metavar="KEY", show_default="by method", help="key of --prompts to use (repeatable)")] = None,
+    model_cache: Annotated[Path | None, typer.Option(
+        metavar="PATH", show_default="none",
+        help="SQLite file that records every model call and replays the ones it holds")] = None,
     out: Annotated[Path | None, typer.Option(metavar="DIR", show_default="eval-out/METHOD", help="output directory")] = None,
     resume: Annotated[bool, typer.Option("--resume", help="continue an interrupted run in --out")] = False,
     offline: Annotated[bool, typer.Option("--offline", help="= --model local --wiki offline")] = False,
 ) -> None:
     """Evaluate a method on the HotpotQA-style questions in DATASET."""
-    from wikireact.cli.app import _check_resources, fail
-    from wikireact.context import Context
+    from wikireact.cli.app import errors, fail
 
-    if method not in METHODS:
-        fail(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
     if offline:
         model, wiki = model or "local", "offline"
-    model = model or os.environ.get("WIKIREACT_MODEL") or Context().model
-    _check_resources(Context(model=model, wiki=wiki, max_steps=max_steps))
-    config = EvalConfig(dataset=str(dataset.resolve()), method=method,
-                        model=model, wiki=wiki, limit=limit, sample_seed=sample_seed, seeds=seeds,
-                        concurrency=concurrency, max_steps=max_steps, sc_samples=sc_samples)
-    out = out or Path("eval-out") / method
-    columns = ("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    # Resolved once: the only environment variable the evaluation reads is WIKIREACT_MODEL
+    # (the default --model), and the resolved value is recorded in settings.json.
+    model = _absolute(model or os.environ.get("WIKIREACT_MODEL", "").strip() or DEFAULT_MODEL)
+    wiki = _absolute(wiki)
     try:
-        with Progress(*columns, console=console, transient=True) as progress:
-            task = progress.add_task(f"{method}", total=None)
-            report = run_eval(
-                config, out, resume=resume,
-                on_start=lambda total, done: progress.update(task, total=total, completed=done),
-                on_record=lambda record: progress.advance(task),
-            )
+        config = EvalConfig(
+            dataset=str(dataset.resolve()), method=method,  # type: ignore[arg-type]
+            model=model, wiki=wiki, limit=limit, sample_seed=sample_seed, seeds=seeds,
+            concurrency=concurrency, max_steps=max_steps, repetition_limit=repetition_limit,
+            observation_cap=observation_cap, sc_samples=sc_samples,
+            prompts=str(prompts.resolve()) if prompts else None, prompts_keys=tuple(prompts_key or ()),
+            model_cache=str(model_cache.resolve()) if model_cache else None,
+        )
+    except EvalError as exc:
+        fail(str(exc))
+    _check_eval_resources(config)
+    out = out or Path("eval-out") / method
+    try:
+        with EvalProgress(method, errors) as progress:
+            report = run_eval(config, out, resume=resume, on_start=progress.start, on_record=progress.record)
     except KeyboardInterrupt:
         # Episodes in flight are checkpointed after every step and finished records are
         # already on disk: stop now instead of waiting for the workers, and resume later.
-        from wikireact.cli.app import errors
-
         errors.print(f"error: interrupted; progress is saved in {out}: "
                      "continue with the same command and --resume")
         sys.stderr.flush()
         sys.stdout.flush()
         os._exit(130)
-    except (EvalError, DatasetError) as exc:
+    except (EvalError, DatasetError, PromptFileError, ModelCacheError) as exc:
         fail(str(exc))
     except EpisodeStoppedError as exc:
         fail(f"{str(exc).rstrip('.')}. Finished questions are saved in {out}: continue later with --resume", 1)
     wide.print(comparison_table([report]))
     console.print(Text(f"report: {out / 'report.json'}  trajectories: {out / 'trajectories.jsonl'}"))
+    cache = report.get("model_cache")
+    if cache:
+        console.print(Text(f"model cache {cache['file']}: {cache['hits']} hits, {cache['misses']} misses"))
+
+
+def _absolute(spec: str) -> str:
+    """Return a model or wiki setting with its file path made absolute (as recorded in settings)."""
+    spec = spec.strip()
+    for prefix in ("scripted:", "record:"):
+        if spec.startswith(prefix):
+            return prefix + str(Path(spec.removeprefix(prefix)).resolve())
+    if spec not in ("live", "offline", "local") and (spec.endswith(".db") or Path(spec).exists()):
+        return str(Path(spec).resolve())
+    return spec
+
+
+def _check_eval_resources(config: EvalConfig) -> None:
+    """Open the wiki and the model up front, so a bad setting fails before any question.
+
+    With a model cache, a missing API key is not an error yet: a replay needs no model.
+    """
+    from wikireact.cli.app import _check_resources, fail
+
+    if config.model_cache:
+        try:
+            load_chat_model(config.model)
+        except MissingApiKeyError:
+            _check_resources(config.episode_context(), model=False)
+            return
+        except ModelConfigurationError as exc:
+            fail(str(exc))
+    _check_resources(config.episode_context())

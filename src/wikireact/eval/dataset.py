@@ -23,7 +23,12 @@ class Item:
 
 
 def load_dataset(path: Path) -> list[Item]:
-    """Read `[{_id?, question, answer}, ...]` JSON or one such object per JSONL line."""
+    """Read `[{_id?, question, answer}, ...]` JSON or one such object per JSONL line.
+
+    An item's id is its `_id` as text (`1` and `"1"` are the same id), or its index in
+    the file when it has none. Ids must be unique: they name the records and the
+    checkpointed threads, so a duplicate is refused with the ids and items it concerns.
+    """
     try:
         raw = path.read_bytes()
     except OSError as exc:
@@ -46,8 +51,28 @@ def load_dataset(path: Path) -> list[Item]:
         if not isinstance(record, dict) or not isinstance(record.get("question"), str) \
                 or not isinstance(record.get("answer"), str) or not record["question"].strip():
             raise DatasetError(f"dataset {path}: item {index} needs text fields question and answer")
-        items.append(Item(str(record.get("_id", index)), record["question"].strip(), record["answer"]))
+        raw_id = record.get("_id", index)
+        if isinstance(raw_id, bool) or not isinstance(raw_id, str | int) or not str(raw_id).strip():
+            raise DatasetError(f"dataset {path}: item {index} has an _id that is not text or a whole number")
+        items.append(Item(str(raw_id), record["question"].strip(), record["answer"]))
+    _refuse_duplicate_ids(path, items)
     return items
+
+
+def _refuse_duplicate_ids(path: Path, items: list[Item]) -> None:
+    positions: dict[str, list[int]] = {}
+    for index, item in enumerate(items):
+        positions.setdefault(item.id, []).append(index)
+    duplicates = {i: p for i, p in positions.items() if len(p) > 1}
+    if duplicates:
+        shown = "; ".join(
+            f"{i!r} (items {', '.join(map(str, p))})" for i, p in list(duplicates.items())[:5]
+        )
+        more = f" and {len(duplicates) - 5} more" if len(duplicates) > 5 else ""
+        raise DatasetError(
+            f"dataset {path}: duplicate question ids {shown}{more}; every _id must be unique "
+            "(an item without _id takes its index as id)"
+        )
 
 
 def sample(items: list[Item], limit: int | None, seed: int | None) -> list[Item]:

@@ -3,6 +3,13 @@
 It runs questions concurrently in per-question checkpointed threads, and `--resume`
 continues after a crash or Ctrl-C.
 
+One configuration is resolved once, before any question runs: every field of the
+episodes' `Context` comes from `EvalConfig` (no `WIKIREACT_*` variable applies; approval
+is always off), and `settings.json` records every setting that can change a result.
+`--resume` refuses a run whose recorded settings differ, naming them; settings that
+cannot change a result (`RUN_ONLY`: concurrency, the model cache, file paths whose
+contents are compared by hash) may differ.
+
 Records are appended to `trajectories.jsonl` as questions finish; metrics are computed
 from that file at the end, so a resumed run reports what an uninterrupted run would
 (timings aside). `report.json` is written once, atomically, at the end.
@@ -16,17 +23,20 @@ import platform
 import threading
 from collections.abc import Callable
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, fields
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
+from wikireact.context import Context
 from wikireact.eval.dataset import file_digest, load_dataset, sample
-from wikireact.eval.methods import Method, MethodSettings, run_method
+from wikireact.eval.methods import METHODS, Method, MethodSettings, run_method
 from wikireact.eval.metrics import summarize
+from wikireact.exemplars import Need, PromptSet, load_prompts
 from wikireact.graph import build_graph
+from wikireact.model_cache import CachedChatModel, SqliteModelCache, model_identity
 from wikireact.models import MAX_OUTPUT_TOKENS, load_chat_model
 from wikireact.threads import ThreadStore
 from wikireact.wiki.base import WikiSource
@@ -35,6 +45,12 @@ from wikireact.wiki.factory import open_source
 RECORDS = "trajectories.jsonl"
 REPORT = "report.json"
 SETTINGS = "settings.json"
+RUN_ONLY = ("concurrency", "model_cache", "dataset", "prompts_file")
+"""Recorded settings that cannot change a result: they may differ on `--resume`."""
+NEEDS: dict[str, tuple[Need, ...]] = {
+    "react": ("react",), "act": ("act",), "cot": ("cot",), "cot-sc": ("cot",),
+    "standard": ("standard",), "react-cot-sc": ("react", "cot"), "cot-sc-react": ("react", "cot"),
+}
 
 
 class EvalError(ValueError):
@@ -43,7 +59,7 @@ class EvalError(ValueError):
 
 @dataclass(frozen=True)
 class EvalConfig:
-    """Everything that defines an evaluation run (stored in the report)."""
+    """Everything that defines an evaluation run (recorded in settings.json and the report)."""
 
     dataset: str
     method: Method
@@ -54,8 +70,41 @@ class EvalConfig:
     seeds: int = 1
     concurrency: int = 8
     max_steps: int = 7
+    repetition_limit: int = 3
+    observation_cap: int = 1000
     sc_samples: int = 21
     sc_temperature: float = 0.7
+    prompts: str | None = None
+    """A prompt file in the ReAct paper's layout; None: wikireact's own exemplars."""
+    prompts_keys: tuple[str, ...] = ()
+    """Keys of the prompt file to use instead of the method's default keys."""
+    model_cache: str | None = None
+    """A SQLite model cache that records and replays every model call."""
+
+    def __post_init__(self) -> None:
+        """Reject numbers that mean nothing, with a one-line reason."""
+        if self.method not in METHODS:
+            raise EvalError(f"unknown method {self.method!r}; choose one of {', '.join(METHODS)}")
+        minimum = {"limit": 1, "seeds": 1, "concurrency": 1, "max_steps": 1, "sc_samples": 1,
+                   "repetition_limit": 2, "observation_cap": 50}
+        for name, least in minimum.items():
+            value = getattr(self, name)
+            if value is not None and value < least:
+                raise EvalError(f"--{name.replace('_', '-')} must be at least {least}, got {value}")
+        if not 0.0 <= self.sc_temperature <= 2.0:
+            raise EvalError(f"sc_temperature must be between 0 and 2, got {self.sc_temperature}")
+
+    def episode_context(self) -> Context:
+        """Return the episodes' complete `Context`: every field set here, none from the environment."""
+        values: dict[str, Any] = {
+            "model": self.model, "wiki": self.wiki, "max_steps": self.max_steps,
+            "repetition_limit": self.repetition_limit, "observation_cap": self.observation_cap,
+            "approve": False, "method": "act" if self.method == "act" else "react",
+        }
+        unset = sorted({f.name for f in fields(Context)} - values.keys())
+        if unset:  # a new Context field must be decided here, not read from the environment
+            raise EvalError(f"the evaluation does not set Context field(s) {', '.join(unset)}")
+        return Context(**values)
 
 
 def _versions() -> dict[str, str]:
@@ -73,36 +122,105 @@ def _snapshot_id(source: WikiSource) -> str:
     return str(snapshot) if snapshot else f"{type(source).__name__} (live, not pinned)"
 
 
-def _sampling(model: BaseChatModel) -> dict[str, Any]:
+def _sampling(spec: str, model: BaseChatModel | None) -> dict[str, Any]:
     """Per-call sampling options the model accepts (a seed where the client supports one)."""
-    return {"seed": 0} if type(model).__name__ in {"ChatGroq", "LlamaCppChatModel"} else {}
+    if model is not None:
+        return {"seed": 0} if type(model).__name__ in {"ChatGroq", "LlamaCppChatModel"} else {}
+    spec = spec.strip()
+    return {"seed": 0} if spec.startswith("groq:") or spec == "local" or spec.startswith("local:") else {}
+
+
+def resolved_settings(config: EvalConfig, context: Context, prompts: PromptSet,
+                      sampling: dict[str, Any], snapshot_id: str) -> dict[str, Any]:
+    """Return every setting of the run, as recorded in settings.json and the report."""
+    settings: dict[str, Any] = {
+        "dataset": config.dataset,
+        "dataset_sha256": file_digest(Path(config.dataset)),
+        "method": config.method,
+        "model": config.model,
+        "wiki": config.wiki,
+        "snapshot_id": snapshot_id,
+        "limit": config.limit,
+        "sample_seed": config.sample_seed,
+        "seeds": config.seeds,
+        **{f.name: getattr(context, f.name) for f in fields(Context)
+           if f.name not in ("model", "wiki", "method")},
+        "temperature": 0.0,
+        "max_tokens": MAX_OUTPUT_TOKENS,
+        "sampling": sampling,
+        "sc_samples": config.sc_samples,
+        "sc_temperature": config.sc_temperature,
+        **prompts.summary(),
+        "prompts_keys": prompts.keys,
+        "concurrency": config.concurrency,
+        "model_cache": config.model_cache,
+    }
+    return json.loads(json.dumps(settings))  # as read back from settings.json
 
 
 def read_records(path: Path) -> dict[tuple[str, int], dict[str, Any]]:
-    """Return the records by (question id, seed); a torn last line from a crash is ignored."""
+    """Return the records by (question id, seed).
+
+    A torn last line from a crash, and any line that is not a record (not a JSON
+    object with an id and a seed), is ignored: its question runs again.
+    """
     records: dict[tuple[str, int], dict[str, Any]] = {}
     if path.exists():
-        for line in path.read_text(encoding="utf-8").splitlines():
+        for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
             try:
                 record = json.loads(line)
             except json.JSONDecodeError:
                 continue
-            records[(record["id"], record["seed"])] = record
+            if isinstance(record, dict) and isinstance(record.get("id"), str) \
+                    and isinstance(record.get("seed"), int):
+                records[(record["id"], record["seed"])] = record
     return records
 
 
-def _prepare_out(out: Path, config: EvalConfig, resume: bool) -> None:
+def _prepare_out(out: Path, settings: dict[str, Any], resume: bool) -> None:
     stored = out / SETTINGS
     if stored.exists():
         if not resume:
             raise EvalError(f"{out} already holds an evaluation; pass --resume or another --out")
-        previous = json.loads(stored.read_text(encoding="utf-8"))
-        if previous != asdict(config):
-            changed = sorted(k for k in previous if previous[k] != asdict(config).get(k))
-            raise EvalError(f"cannot resume {out}: settings differ ({', '.join(changed)})")
+        try:
+            previous = json.loads(stored.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise EvalError(f"cannot resume {out}: {SETTINGS} is unreadable ({exc})") from None
+        if not isinstance(previous, dict):
+            raise EvalError(f"cannot resume {out}: {SETTINGS} is not a JSON object")
+        changed = sorted(
+            k for k in previous.keys() | settings.keys()
+            if k not in RUN_ONLY and previous.get(k) != settings.get(k)
+        )
+        if changed:
+            shown = ", ".join(f"{k}: {previous.get(k)!r} then, {settings.get(k)!r} now" for k in changed[:4])
+            raise EvalError(f"cannot resume {out}: settings differ ({shown}); use another --out")
+        stored.write_text(json.dumps(settings, indent=2), encoding="utf-8")  # this run's paths
         return
     out.mkdir(parents=True, exist_ok=True)
-    stored.write_text(json.dumps(asdict(config), indent=2), encoding="utf-8")
+    stored.write_text(json.dumps(settings, indent=2), encoding="utf-8")
+
+
+def _open_model(config: EvalConfig, model: BaseChatModel | None) -> BaseChatModel:
+    """Return the model, wrapped in the model cache when one is configured (loaded lazily then)."""
+    if not config.model_cache:
+        return model or load_chat_model(config.model)
+    given = model
+    return CachedChatModel(
+        identity=model_identity(config.model),
+        store=SqliteModelCache(Path(config.model_cache)),
+        load_model=lambda: given or load_chat_model(config.model),
+    )
+
+
+def _ensure_line_start(records_path: Path) -> None:
+    if records_path.exists() and records_path.stat().st_size:
+        with records_path.open("rb") as existing:
+            existing.seek(-1, os.SEEK_END)
+            torn = existing.read(1) != b"\n"
+        if torn:  # a crash cut the last line: start a fresh line so no record is glued to it
+            with records_path.open("a", encoding="utf-8") as sink:
+                sink.write("\n")
 
 
 def run_eval(
@@ -116,33 +234,33 @@ def run_eval(
     on_start: Callable[[int, int], None] | None = None,
 ) -> dict[str, Any]:
     """Run (or resume) an evaluation into `out` and return its report."""
+    context = config.episode_context()
     items = sample(load_dataset(Path(config.dataset)), config.limit, config.sample_seed)
-    model = model or load_chat_model(config.model)
+    prompts = load_prompts(Path(config.prompts) if config.prompts else None,
+                           NEEDS[config.method], config.prompts_keys)
     source = wiki or open_source(config.wiki)
-    _prepare_out(out, config, resume)
+    sampling = _sampling(config.model, model)
+    settings = resolved_settings(config, context, prompts, sampling, _snapshot_id(source))
+    chat_model = _open_model(config, model)
+    _prepare_out(out, settings, resume)
     store = ThreadStore(out / "threads.db")
-    settings = MethodSettings(
-        model=model, graph=build_graph(store.saver, model=model, wiki=source),
-        max_steps=config.max_steps, sc_samples=config.sc_samples,
-        sc_temperature=config.sc_temperature, sampling=_sampling(model),
+    method_settings = MethodSettings(
+        model=chat_model,
+        graph=build_graph(store.saver, model=chat_model, wiki=source, exemplars=prompts.episodes or None),
+        context=context, sc_samples=config.sc_samples, sc_temperature=config.sc_temperature,
+        sampling=sampling, qa_exemplars=prompts.qa or None,
     )
-    done = read_records(out / RECORDS)
+    records_path = out / RECORDS
+    done = read_records(records_path)
     todo = [(item, seed) for seed in range(config.seeds) for item in items if (item.id, seed) not in done]
     if on_start:
         on_start(len(items) * config.seeds, len(items) * config.seeds - len(todo))
     lock = threading.Lock()
-    records_path = out / RECORDS
-    if records_path.exists() and records_path.stat().st_size:
-        with records_path.open("rb") as existing:
-            existing.seek(-1, os.SEEK_END)
-            torn = existing.read(1) != b"\n"
-        if torn:  # a crash cut the last line: start a fresh line so no record is glued to it
-            with records_path.open("a", encoding="utf-8") as sink:
-                sink.write("\n")
+    _ensure_line_start(records_path)
     with records_path.open("a", encoding="utf-8") as sink:
 
         def one(item: Any, seed: int) -> None:
-            record = run_method(config.method, item, seed, settings)
+            record = run_method(config.method, item, seed, method_settings)
             with lock:
                 sink.write(json.dumps(record, ensure_ascii=False) + "\n")
                 sink.flush()
@@ -150,7 +268,7 @@ def run_eval(
             if on_record:
                 on_record(record)
 
-        pool = ThreadPoolExecutor(max_workers=max(config.concurrency, 1))
+        pool = ThreadPoolExecutor(max_workers=config.concurrency)
         try:
             futures = [pool.submit(one, item, seed) for item, seed in todo]
             finished, _ = wait(futures, return_when=FIRST_EXCEPTION)
@@ -161,13 +279,14 @@ def run_eval(
             pool.shutdown(wait=False, cancel_futures=True)
     store.close()
     wanted = {(item.id, seed) for seed in range(config.seeds) for item in items}
-    records = [r for key, r in read_records(out / RECORDS).items() if key in wanted]
-    report = {
-        "settings": {**asdict(config), "temperature": 0.0, "max_tokens": MAX_OUTPUT_TOKENS,
-                     "dataset_sha256": file_digest(Path(config.dataset)),
-                     "snapshot_id": _snapshot_id(source), "versions": _versions()},
+    records = [r for key, r in read_records(records_path).items() if key in wanted]
+    report: dict[str, Any] = {
+        "settings": {**settings, "versions": _versions()},
         "metrics": summarize(records),
     }
+    if isinstance(chat_model, CachedChatModel):
+        report["model_cache"] = {"file": config.model_cache, "hits": chat_model.hits,
+                                 "misses": chat_model.misses}
     temp = out / (REPORT + ".tmp")
     temp.write_text(json.dumps(report, indent=2), encoding="utf-8")
     temp.replace(out / REPORT)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -13,6 +15,7 @@ from langgraph.graph.state import CompiledStateGraph
 from wikireact.context import Context
 from wikireact.eval.baselines import (
     CallStats,
+    ChatModel,
     Vote,
     majority_is_weak,
     react_needs_fallback,
@@ -22,7 +25,9 @@ from wikireact.eval.baselines import (
 )
 from wikireact.eval.dataset import Item
 from wikireact.eval.scoring import exact_match, f1_score, is_supported, is_yes_no
+from wikireact.exemplars import QaExemplar
 from wikireact.graph import run_to_end
+from wikireact.scripted import QUESTION_ID_KEY
 
 Method = Literal["react", "act", "cot", "cot-sc", "standard", "react-cot-sc", "cot-sc-react"]
 METHODS: tuple[Method, ...] = ("react", "act", "cot", "cot-sc", "standard", "react-cot-sc", "cot-sc-react")
@@ -34,10 +39,13 @@ class MethodSettings:
 
     model: BaseChatModel
     graph: CompiledStateGraph[Any, Any, Any, Any]
-    max_steps: int
+    context: Context
+    """The episodes' complete settings (budget, repetition limit, observation cap, no approval)."""
     sc_samples: int
     sc_temperature: float
     sampling: dict[str, Any]
+    qa_exemplars: Sequence[QaExemplar] | None = None
+    """Few-shot examples of Standard/CoT; None: wikireact's own."""
 
 
 def thread_id(method: str, seed: int, item: Item) -> str:
@@ -48,8 +56,9 @@ def thread_id(method: str, seed: int, item: Item) -> str:
 def _episode(settings: MethodSettings, item: Item, seed: int, method: str,
              graph_method: Literal["react", "act"]) -> dict[str, Any]:
     """Run (or resume) a ReAct/Act episode in its checkpointed thread."""
-    config: RunnableConfig = {"configurable": {"thread_id": thread_id(method, seed, item)}}
-    context = Context(max_steps=settings.max_steps, method=graph_method)
+    config: RunnableConfig = {"configurable": {"thread_id": thread_id(method, seed, item)},
+                              "metadata": {QUESTION_ID_KEY: item.id}}
+    context = dataclasses.replace(settings.context, method=graph_method)
     return run_to_end(settings.graph, item.question, config, context)
 
 
@@ -60,18 +69,20 @@ def run_method(method: Method, item: Item, seed: int, settings: MethodSettings) 
     episode: dict[str, Any] = {}
     vote: Vote | None = None
     switched = False
+    # The question's id goes with every model call (run metadata), for per-question scripts.
+    model = settings.model.with_config(metadata={QUESTION_ID_KEY: item.id})
     if method in ("react", "act", "react-cot-sc"):
         episode = _episode(settings, item, seed, method, "act" if method == "act" else "react")
         answer = episode.get("answer")
         if method == "react-cot-sc" and react_needs_fallback(answer):
-            vote = _vote(settings, item, stats, seed)
+            vote = _vote(settings, model, item, stats, seed)
             answer, switched = vote.answer, True
     elif method == "standard":
-        answer = run_standard(settings.model, item.question, stats)
+        answer = run_standard(model, item.question, stats, settings.qa_exemplars)
     elif method == "cot":
-        answer = run_cot(settings.model, item.question, stats)
+        answer = run_cot(model, item.question, stats, settings.qa_exemplars)
     else:  # cot-sc, cot-sc-react
-        vote = _vote(settings, item, stats, seed)
+        vote = _vote(settings, model, item, stats, seed)
         answer = vote.answer
         if method == "cot-sc-react" and majority_is_weak(vote):
             episode = _episode(settings, item, seed, method, "react")
@@ -80,11 +91,12 @@ def run_method(method: Method, item: Item, seed: int, settings: MethodSettings) 
                    time.perf_counter() - start)
 
 
-def _vote(settings: MethodSettings, item: Item, stats: CallStats, seed: int) -> Vote:
+def _vote(settings: MethodSettings, model: ChatModel, item: Item, stats: CallStats, seed: int) -> Vote:
     sampling = {**settings.sampling, "seed": settings.sampling["seed"] + 1000 * seed} \
         if "seed" in settings.sampling else settings.sampling
-    return run_cot_sc(settings.model, item.question, stats, samples=settings.sc_samples,
-                      temperature=settings.sc_temperature, sampling=sampling)
+    return run_cot_sc(model, item.question, stats, samples=settings.sc_samples,
+                      temperature=settings.sc_temperature, sampling=sampling,
+                      exemplars=settings.qa_exemplars)
 
 
 def _record(method: str, item: Item, seed: int, answer: str | None, episode: dict[str, Any],

@@ -1,0 +1,154 @@
+"""One evaluation configuration, resolved once and recorded whole; resume checks; bad input."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import fields
+from pathlib import Path
+
+import pytest
+from test_eval import SCRIPT, Spy, config, files  # noqa: F401  (files is a fixture)
+from typer.testing import CliRunner
+
+from wikireact.cli.app import app
+from wikireact.context import Context
+from wikireact.eval.dataset import DatasetError, load_dataset
+from wikireact.eval.harness import SETTINGS, EvalError, run_eval
+from wikireact.wiki.snapshot import SnapshotSource
+
+HOSTILE_ENV = {
+    "WIKIREACT_OBSERVATION_CAP": "60",
+    "WIKIREACT_REPETITION_LIMIT": "2",
+    "WIKIREACT_APPROVE": "1",
+    "WIKIREACT_MAX_STEPS": "2",
+    "WIKIREACT_WIKI": "live",
+}
+TIMING = ("latency_s",)
+
+
+def _records(out: Path) -> list[dict]:
+    lines = (out / "trajectories.jsonl").read_text().splitlines()
+    return sorted(({k: v for k, v in json.loads(line).items() if k not in TIMING} for line in lines),
+                  key=lambda r: (r["id"], r["seed"]))
+
+
+def _cli_eval(dataset: Path, snapshot: Path, script: Path, out: Path, *extra: str) -> object:
+    return CliRunner().invoke(app, ["eval", str(dataset), "--model", f"scripted:{script}", "--wiki", str(snapshot),
+                                    "--out", str(out), "--concurrency", "2", *extra])
+
+
+def test_hostile_environment_changes_nothing(files: tuple[Path, Path], tmp_path: Path,  # noqa: F811
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    dataset, snapshot = files
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(SCRIPT))
+    clean = _cli_eval(dataset, snapshot, script, tmp_path / "clean")
+    assert clean.exit_code == 0, clean.output  # type: ignore[attr-defined]
+    for name, value in HOSTILE_ENV.items():
+        monkeypatch.setenv(name, value)
+    hostile = _cli_eval(dataset, snapshot, script, tmp_path / "hostile")
+    assert hostile.exit_code == 0, hostile.output  # type: ignore[attr-defined]
+    assert _records(tmp_path / "hostile") == _records(tmp_path / "clean")
+    record = _records(tmp_path / "hostile")[0]
+    assert record["status"] == "finished" and record["steps"] == 5  # no approval pause, budget 7
+    assert len(record["trajectory"][0]["observation"]) > 60  # the observation cap is not 60
+    settings = json.loads((tmp_path / "hostile" / "report.json").read_text())["settings"]
+    assert settings["observation_cap"] == 1000 and settings["repetition_limit"] == 3
+    assert settings["max_steps"] == 7 and settings["approve"] is False
+
+
+def test_settings_hold_every_context_field_and_the_prompts(files: tuple[Path, Path], tmp_path: Path) -> None:  # noqa: F811
+    dataset, snapshot = files
+    run_eval(config(dataset, snapshot, observation_cap=80, repetition_limit=4), tmp_path / "o",
+             model=Spy(outputs=SCRIPT, prompts=[]), wiki=SnapshotSource.open(snapshot))
+    settings = json.loads((tmp_path / "o" / SETTINGS).read_text())
+    for field in fields(Context):
+        assert field.name in settings, field.name
+    assert settings["observation_cap"] == 80 and settings["repetition_limit"] == 4
+    assert settings["prompts_keys"] == {"react": "webthink_simple6"}
+    assert settings["prompts_exemplars"] == {"webthink_simple6": 3}
+    assert len(settings["prompts_sha256"]) == 64
+    record = _records(tmp_path / "o")[0]
+    searched = record["trajectory"][0]["observation"]  # Search[Scott Derrickson]: a long page
+    assert len(searched) <= 80 and "truncated" in searched
+
+
+@pytest.mark.parametrize(("change", "field"), [
+    ({"observation_cap": 200}, "observation_cap"),
+    ({"repetition_limit": 5}, "repetition_limit"),
+    ({"max_steps": 3}, "max_steps"),
+    ({"sc_samples": 5}, "sc_samples"),
+])
+def test_resume_refuses_other_settings_naming_them(files: tuple[Path, Path], tmp_path: Path,  # noqa: F811
+                                                   change: dict, field: str) -> None:
+    dataset, snapshot = files
+    run_eval(config(dataset, snapshot), tmp_path / "o", model=Spy(outputs=SCRIPT, prompts=[]),
+             wiki=SnapshotSource.open(snapshot))
+    with pytest.raises(EvalError, match=f"settings differ \\({field}: "):
+        run_eval(config(dataset, snapshot, **change), tmp_path / "o", resume=True,
+                 model=Spy(outputs=SCRIPT, prompts=[]), wiki=SnapshotSource.open(snapshot))
+
+
+def test_resume_accepts_another_concurrency_and_skips_stray_lines(files: tuple[Path, Path], tmp_path: Path) -> None:  # noqa: F811
+    dataset, snapshot = files
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(SCRIPT))
+    out = tmp_path / "o"
+    assert _cli_eval(dataset, snapshot, script, out).exit_code == 0  # type: ignore[attr-defined]
+    lines = (out / "trajectories.jsonl").read_text().splitlines()
+    # One record lost, and lines that are JSON but not records (a crash, a stray edit).
+    (out / "trajectories.jsonl").write_text("\n".join([*lines[1:], "[1, 2]", "42", '"text"', '{"id": 3}']) + "\n")
+    resumed = CliRunner().invoke(app, ["eval", str(dataset), "--model", f"scripted:{script}", "--wiki",
+                                       str(snapshot), "--out", str(out), "--concurrency", "1", "--resume"])
+    assert resumed.exit_code == 0, resumed.output
+    assert json.loads((out / "report.json").read_text())["metrics"]["per_seed"]["0"]["questions"] == 4
+    assert json.loads((out / SETTINGS).read_text())["concurrency"] == 1
+
+
+def test_duplicate_question_ids_are_refused(tmp_path: Path) -> None:
+    cases = {
+        "same.json": ([{"_id": "a", "question": "q1", "answer": "x"}, {"_id": "a", "question": "q2", "answer": "y"}],
+                      "'a' (items 0, 1)"),
+        "int_vs_str.json": ([{"_id": 1, "question": "q1", "answer": "x"}, {"_id": "1", "question": "q2", "answer": "y"}],
+                            "'1' (items 0, 1)"),
+        "index.json": ([{"question": "q1", "answer": "x"}, {"_id": "0", "question": "q2", "answer": "y"}],
+                       "'0' (items 0, 1)"),
+    }
+    for name, (data, shown) in cases.items():
+        path = tmp_path / name
+        path.write_text(json.dumps(data))
+        with pytest.raises(DatasetError, match="duplicate question ids") as raised:
+            load_dataset(path)
+        assert shown in str(raised.value) and "\n" not in str(raised.value)
+    (tmp_path / "bad_id.json").write_text(json.dumps([{"_id": None, "question": "q", "answer": "x"}]))
+    with pytest.raises(DatasetError, match="_id"):
+        load_dataset(tmp_path / "bad_id.json")
+
+
+def test_duplicate_ids_refused_by_the_cli(files: tuple[Path, Path], tmp_path: Path) -> None:  # noqa: F811
+    _, snapshot = files
+    dataset = tmp_path / "dup.json"
+    dataset.write_text(json.dumps([{"_id": "a", "question": "q1", "answer": "x"},
+                                   {"_id": "a", "question": "q2", "answer": "y"}]))
+    script = tmp_path / "s.json"
+    script.write_text(json.dumps(SCRIPT))
+    result = CliRunner().invoke(app, ["eval", str(dataset), "--model", f"scripted:{script}", "--wiki",
+                                      str(snapshot), "--out", str(tmp_path / "o")])
+    assert result.exit_code == 2 and "duplicate question ids 'a'" in " ".join(result.stderr.split())
+    assert not (tmp_path / "o" / "trajectories.jsonl").exists()
+
+
+@pytest.mark.parametrize(("option", "value"), [
+    ("--limit", "0"), ("--limit", "-1"), ("--seeds", "0"), ("--seeds", "-2"), ("--sc-samples", "0"),
+    ("--concurrency", "0"), ("--concurrency", "-1"), ("--max-steps", "0"), ("--repetition-limit", "1"),
+    ("--observation-cap", "10"),
+])
+def test_meaningless_numbers_are_refused_in_one_line(tmp_path: Path, option: str, value: str) -> None:
+    dataset = tmp_path / "d.json"
+    dataset.write_text(json.dumps([{"question": "q", "answer": "a"}]))
+    out = tmp_path / "o"
+    result = CliRunner().invoke(app, ["eval", str(dataset), "--model", "scripted:nowhere.json",
+                                      "--out", str(out), option, value])
+    assert result.exit_code == 2
+    assert result.stderr.strip().count("\n") == 0 and option in result.stderr, result.stderr
+    assert not out.exists()
