@@ -117,7 +117,7 @@ class Spy(ScriptedChatModel):
 
 def config(dataset: Path, snapshot: Path, method: str = "react", **kw: Any) -> EvalConfig:
     return EvalConfig(dataset=str(dataset), method=method, model="scripted", wiki=str(snapshot),  # type: ignore[arg-type]
-                      sample_seed=None, concurrency=4, **kw)
+                      sample_seed=None, **{"concurrency": 4, **kw})
 
 
 def test_react_harness_end_to_end(files: tuple[Path, Path], tmp_path: Path) -> None:

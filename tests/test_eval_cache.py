@@ -1,0 +1,180 @@
+"""The model cache: a cached rerun makes no model call and gives identical records."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+from conftest import GOOD_RUN, QUESTION
+from test_eval import SCRIPT, Spy, config, files  # noqa: F401  (files is a fixture)
+from typer.testing import CliRunner
+
+from wikireact import ScriptedChatModel
+from wikireact.cli.app import app
+from wikireact.eval.harness import run_eval
+from wikireact.model_cache import CachedChatModel, ModelCacheError, SqliteModelCache
+from wikireact.scripted import CALL_INDEX_KEY
+from wikireact.wiki.snapshot import SnapshotSource
+
+TIMING = ("latency_s",)
+
+
+def _records(out: Path) -> list[dict]:
+    lines = (out / "trajectories.jsonl").read_text().splitlines()
+    return sorted(({k: v for k, v in json.loads(line).items() if k not in TIMING} for line in lines),
+                  key=lambda r: (r["id"], r["seed"]))
+
+
+@pytest.mark.parametrize("method", ["react", "act", "cot", "standard", "cot-sc-react"])
+def test_cached_rerun_with_a_changed_script_replays_every_call(files: tuple[Path, Path], tmp_path: Path,  # noqa: F811
+                                                               method: str) -> None:
+    dataset, snapshot = files
+    cache = tmp_path / "model-cache.db"
+    first_model = Spy(outputs=[*SCRIPT, *SCRIPT], prompts=[])
+    first = run_eval(config(dataset, snapshot, method, sc_samples=3, model_cache=str(cache)), tmp_path / "first",
+                     model=first_model, wiki=SnapshotSource.open(snapshot))
+    calls = len(first_model.prompts)
+    assert calls > 0 and first["model_cache"] == {"file": str(cache), "hits": 0, "misses": calls}
+    # Another script (and a model that fails on any call): everything must come from the cache.
+    replay_model = Spy(outputs=["Action: Finish[something else]"] * 10, prompts=[], fail_after=0)
+    replay = run_eval(config(dataset, snapshot, method, sc_samples=3, model_cache=str(cache), concurrency=1),
+                      tmp_path / "replay", model=replay_model, wiki=SnapshotSource.open(snapshot))
+    assert replay_model.prompts == []
+    assert replay["model_cache"] == {"file": str(cache), "hits": calls, "misses": 0}
+    assert _records(tmp_path / "replay") == _records(tmp_path / "first")
+
+
+def test_cot_sc_samples_are_cached_one_by_one(files: tuple[Path, Path], tmp_path: Path) -> None:  # noqa: F811
+    dataset, snapshot = files
+    votes = ["Thought: a. So the answer is yes.", "Thought: b. So the answer is no.",
+             "Thought: c. So the answer is maybe."]
+    cache = tmp_path / "c.db"
+    first = run_eval(config(dataset, snapshot, "cot-sc", sc_samples=3, model_cache=str(cache)), tmp_path / "a",
+                     model=Spy(outputs=votes, prompts=[]), wiki=SnapshotSource.open(snapshot))
+    assert first["model_cache"]["misses"] == 4 * 3  # same prompt per question, three samples: three entries
+    replay = run_eval(config(dataset, snapshot, "cot-sc", sc_samples=3, model_cache=str(cache)), tmp_path / "b",
+                      model=Spy(outputs=votes[:1] * 3, prompts=[], fail_after=0), wiki=SnapshotSource.open(snapshot))
+    assert replay["model_cache"] == {"file": str(cache), "hits": 12, "misses": 0}
+    record = _records(tmp_path / "b")[0]
+    assert record["votes"]["answers"] == ["yes", "no", "maybe"]
+    # Two more samples: the first three are replayed, only the new ones reach the model.
+    more = Spy(outputs=[*votes, "Thought: So the answer is no.", "Thought: So the answer is no."], prompts=[])
+    bigger = run_eval(config(dataset, snapshot, "cot-sc", sc_samples=5, model_cache=str(cache)), tmp_path / "c",
+                      model=more, wiki=SnapshotSource.open(snapshot))
+    assert bigger["model_cache"] == {"file": str(cache), "hits": 12, "misses": 8}
+
+
+def test_cache_key_holds_stop_sampling_index_and_model(tmp_path: Path) -> None:
+    calls: list[int] = []
+
+    class Counting(ScriptedChatModel):
+        def _respond(self, index, messages, stop):  # type: ignore[no-untyped-def]
+            calls.append(index)
+            return super()._respond(index, messages, stop)
+
+    store = SqliteModelCache(tmp_path / "c.db")
+    inner = Counting(outputs=["one", "two", "three"])
+    cached = CachedChatModel(identity="scripted:x", store=store, load_model=lambda: inner)
+    other = CachedChatModel(identity="groq:other", store=store, load_model=lambda: inner)
+
+    def ask(model: CachedChatModel, index: int, **kw: object) -> str:
+        return model.invoke("hello", config={"metadata": {CALL_INDEX_KEY: index}}, **kw).text  # type: ignore[arg-type]
+
+    assert ask(cached, 0) == "one" and ask(cached, 0) == "one"
+    assert ask(cached, 1) == "two"  # another index: another entry
+    assert ask(cached, 0, stop=["x"]) == "one" and ask(cached, 0, temperature=0.7) == "one"
+    assert ask(other, 0) == "one"
+    assert len(calls) == 5 and cached.hits == 1
+    store.close()
+    reopened = CachedChatModel(identity="scripted:x", store=SqliteModelCache(tmp_path / "c.db"),
+                               load_model=lambda: pytest.fail("the model must not be loaded"))  # type: ignore[arg-type]
+    assert ask(reopened, 1) == "two" and reopened.hits == 1 and reopened.misses == 0
+
+
+def test_another_programs_database_is_refused_and_left_alone(tmp_path: Path) -> None:
+    foreign = tmp_path / "other.db"
+    with sqlite3.connect(foreign) as conn:
+        conn.execute("CREATE TABLE people(name TEXT)")
+    before = foreign.read_bytes()
+    with pytest.raises(ModelCacheError, match="not a wikireact model cache"):
+        SqliteModelCache(foreign)
+    assert foreign.read_bytes() == before
+    garbage = tmp_path / "garbage.db"
+    garbage.write_bytes(b"not a database at all" * 100)
+    with pytest.raises(ModelCacheError, match="cannot use model cache"):
+        SqliteModelCache(garbage)
+
+
+def test_ask_with_model_cache_replays_without_a_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from conftest import PAGES
+
+    from wikireact.wiki.importer import import_file
+    from wikireact.wiki.snapshot import SnapshotStore
+
+    pages = tmp_path / "pages.jsonl"
+    pages.write_text("".join(json.dumps({"title": t, "text": x}) + "\n" for t, x in PAGES.items()))
+    snapshot = tmp_path / "snap.db"
+    import_file(pages, SnapshotStore.create(snapshot))
+    script = tmp_path / "s.json"
+    script.write_text(json.dumps(GOOD_RUN))
+    cache = tmp_path / "cache.db"
+    runner = CliRunner()
+    base = ["ask", QUESTION, "--wiki", str(snapshot), "--json", "--model-cache", str(cache)]
+    first = runner.invoke(app, [*base, "--model", f"scripted:{script}", "--db", str(tmp_path / "a.db")])
+    assert first.exit_code == 0, first.output
+    assert "0 hits, 4 misses" in first.stderr
+    script.write_text(json.dumps(["Action: Finish[no]"] * 4))
+    second = runner.invoke(app, [*base, "--model", f"scripted:{script}", "--db", str(tmp_path / "b.db")])
+    assert second.exit_code == 0, second.output
+    assert json.loads(second.stdout)["answer"] == json.loads(first.stdout)["answer"] == "yes"
+    assert "4 hits, 0 misses" in second.stderr
+    # A Groq model without a key: the cache has none of its calls, so the first step says why.
+    monkeypatch.delenv("GROQ_API_KEY", raising=False)
+    groq = runner.invoke(app, [*base, "--model", "groq:some/model", "--db", str(tmp_path / "c.db")])
+    assert groq.exit_code == 1 and "GROQ_API_KEY" in groq.stderr
+
+
+def test_recorded_run_replays_offline_from_two_files(files: tuple[Path, Path], tmp_path: Path) -> None:  # noqa: F811
+    """A run recorded against (fake) live Wikipedia replays from its model cache and wiki recording."""
+    from urllib.parse import parse_qsl, urlparse
+
+    import requests
+    import responses
+    from conftest import PAGES
+    from fake_mediawiki import FakeMediaWiki
+    from test_live import URL, live
+
+    from wikireact.wiki.live import CachedSource
+    from wikireact.wiki.snapshot import SnapshotStore
+
+    dataset, _ = files
+    fake = FakeMediaWiki(pages=dict(PAGES), search_results={"Serch": []})
+
+    def answer(request: requests.PreparedRequest) -> tuple[int, dict, str]:
+        return 200, {}, json.dumps(fake.reply(dict(parse_qsl(urlparse(request.url).query, keep_blank_values=True))))
+
+    recording, cache = tmp_path / "run-wiki.db", tmp_path / "run-model.db"
+    with responses.RequestsMock(assert_all_requests_are_fired=False) as mock:
+        mock.add_callback(responses.GET, URL, callback=answer)
+        run_eval(config(dataset, snapshot=recording, model_cache=str(cache)), tmp_path / "recorded",
+                 model=Spy(outputs=SCRIPT, prompts=[]), wiki=CachedSource(live(), SnapshotStore.create(recording)))
+    assert fake.calls
+    replay = run_eval(config(dataset, snapshot=recording, model_cache=str(cache)), tmp_path / "replay",
+                      model=Spy(outputs=[], prompts=[], fail_after=0), wiki=SnapshotSource.open(recording))
+    assert replay["model_cache"]["misses"] == 0
+    recorded, replayed = _records(tmp_path / "recorded"), _records(tmp_path / "replay")
+    # Identical records, except wiki_requests: the source's own request count (HTTP requests while
+    # recording, which also depend on which question fetched a page first; snapshot reads on replay).
+    cost = ("wiki_requests",)
+    assert [{k: v for k, v in r.items() if k not in cost} for r in replayed] == \
+        [{k: v for k, v in r.items() if k not in cost} for r in recorded]
+    again = run_eval(config(dataset, snapshot=recording, model_cache=str(cache)), tmp_path / "again",
+                     model=Spy(outputs=[], prompts=[], fail_after=0), wiki=SnapshotSource.open(recording))
+    assert again["metrics"]["per_seed"] == {
+        seed: {**m, "latency_mean_s": again["metrics"]["per_seed"][seed]["latency_mean_s"],
+               "latency_p95_s": again["metrics"]["per_seed"][seed]["latency_p95_s"]}
+        for seed, m in replay["metrics"]["per_seed"].items()
+    }
+    assert _records(tmp_path / "again") == replayed  # a replay of a replay: every field but timings
