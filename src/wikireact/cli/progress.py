@@ -70,7 +70,7 @@ class EvalProgress:
         self._stop.set()
         if self._bar is not None:
             self._bar.__exit__(kind, error, trace)
-        elif kind is None and self.total:
+        elif kind is None and self.total and self.done != self._done_at_last_line:
             self._line()
 
     def start(self, total: int, done: int) -> None:
@@ -102,7 +102,7 @@ class EvalProgress:
         em = f"EM {100 * self.em_sum / self.finished_here:.1f}%" if self.finished_here else "EM -"
         elapsed = max(time.monotonic() - self.t0, 1e-9)
         rate = self.finished_here / elapsed
-        return f"{em}  {rate:.2f} q/s" if self.finished_here else em
+        return f"{em}, {rate:.2f} q/s" if self.finished_here else em
 
     def _line(self) -> None:
         with self._lock:
