@@ -187,7 +187,7 @@ def test_progress_heartbeat_and_terminal_bar() -> None:
 
     from rich.console import Console
 
-    from wikireact.cli.progress import EvalProgress
+    from wikireact.cli.eval_progress import EvalProgress
 
     piped = io.StringIO()
     with EvalProgress("react", Console(file=piped, width=200), interval_s=0.05) as progress:

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from wikireact.errors import WikireactError
 from wikireact.protocol import Action, parse_action
 
 DEFAULT_PROMPTS = Path(__file__).parent / "data" / "prompts.json"
@@ -37,7 +38,7 @@ DEFAULT_KEYS: dict[Need, tuple[str, ...]] = {
 _LABEL = re.compile(r"(Question|Thought|Action|Observation|Answer)(?: (\d+))?:(.*)")
 
 
-class PromptFileError(ValueError):
+class PromptFileError(WikireactError, ValueError):
     """The prompt file cannot be read, or holds no usable exemplar for the method."""
 
 

@@ -34,13 +34,14 @@ from langchain_core.outputs import ChatGeneration, ChatResult, Generation
 from langchain_core.runnables import RunnableConfig
 from pydantic import ConfigDict, PrivateAttr
 
+from wikireact.errors import WikireactError
 from wikireact.scripted import CALL_INDEX_KEY
 
 _TABLE = "wikireact_model_cache"
 _SCHEMA = f"CREATE TABLE IF NOT EXISTS {_TABLE}(key TEXT PRIMARY KEY, call TEXT NOT NULL, reply TEXT NOT NULL)"
 
 
-class ModelCacheError(ValueError):
+class ModelCacheError(WikireactError, ValueError):
     """The model cache file cannot be used (unreadable, or another program's database)."""
 
 

@@ -11,7 +11,7 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
-from wikireact.cli.progress import EvalProgress
+from wikireact.cli.eval_progress import EvalProgress
 from wikireact.context import DEFAULT_MODEL
 from wikireact.errors import EpisodeStoppedError
 from wikireact.eval.dataset import DatasetError
