@@ -52,8 +52,10 @@ def eval_command(
         help="provider:model, local or scripted:FILE.json")] = None,
     wiki: Annotated[str, typer.Option(metavar="SOURCE", help="live, offline, record:PATH.db or PATH.db")] = "offline",
     max_steps: Annotated[int, typer.Option(help="step budget of ReAct/Act")] = 7,
-    repetition_limit: Annotated[int, typer.Option(help="the n-th identical action ends an episode")] = 3,
-    observation_cap: Annotated[int, typer.Option(help="characters of an observation before truncation")] = 1000,
+    repetition_limit: Annotated[int, typer.Option(
+        metavar="N", help="the n-th proposal of one action in one state ends an episode")] = 3,
+    observation_cap: Annotated[int, typer.Option(
+        metavar="N", help="characters of an observation before it is truncated")] = 1000,
     sc_samples: Annotated[int, typer.Option(help="CoT-SC samples (the paper: 21)")] = 21,
     prompts: Annotated[Path | None, typer.Option(
         metavar="FILE", show_default="wikireact's own exemplars",
