@@ -12,6 +12,11 @@ from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
 DEFAULT_MODEL = "groq:qwen/qwen3.6-27b"
+PROTOCOLS = ("text", "tools")
+LOCAL_HAS_NO_TOOLS = (
+    "the local model (Gemma 3 270M) has no tool calling; use --protocol text with it, "
+    "or a model that calls tools (e.g. groq:qwen/qwen3.6-27b)"
+)
 MAX_QUESTION_CHARS = 2000
 
 
@@ -82,6 +87,15 @@ class Context:
         metadata={"description": "react: Thought + Action per step; act: actions only (the paper's Act baseline)."},
     )
 
+    protocol: Literal["text", "tools"] = field(
+        default_factory=lambda: _env("WIKIREACT_PROTOCOL", "text"),  # type: ignore[arg-type, return-value]
+        metadata={
+            "description": "text: the paper's Thought/Action lines, parsed by wikireact (any model); "
+            "tools: native tool calls search/lookup/finish (models with tool calling). "
+            "Env: WIKIREACT_PROTOCOL."
+        },
+    )
+
     def __post_init__(self) -> None:
         """Reject settings that cannot run, with a one-line reason."""
         if self.max_steps < 1:
@@ -92,6 +106,10 @@ class Context:
             raise ValueError(f"observation_cap must be at least 50, got {self.observation_cap}")
         if self.method not in ("react", "act"):
             raise ValueError(f"method must be react or act, got {self.method!r}")
+        if self.protocol not in PROTOCOLS:
+            raise ValueError(f"protocol must be text or tools, got {self.protocol!r}")
+        if self.protocol == "tools" and self.model.strip().split(":")[0] == "local":
+            raise ValueError(LOCAL_HAS_NO_TOOLS)
 
     def as_dict(self) -> dict[str, Any]:
         """Return the settings as a plain dict (stored with a thread so `resume` can reuse them)."""

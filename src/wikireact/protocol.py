@@ -125,11 +125,19 @@ def _parse_action_text(raw: str) -> Action | FormatError:
     close = _matching_bracket(text, call.end() - 1)
     if close is None:
         return FormatError(f"`{shown}` has no closing bracket. " + VALID_ACTIONS_HINT, shown)
-    argument = text[call.end():close].strip().strip(_QUOTES).strip()
     if _ANY_ACTION.search(text[close + 1:]):
         return FormatError("several actions in one output; give exactly one. " + VALID_ACTIONS_HINT, shown)
+    return make_action(verb, text[call.end():close], shown, hint=" " + VALID_ACTIONS_HINT)
+
+
+def make_action(verb: ActionName, argument: str, shown: str, *, hint: str = "") -> Action | FormatError:
+    """Return `verb` with its argument normalised (quotes, spaces), or why it is not valid.
+
+    Shared by both protocols, so the same argument gives the same action in each.
+    """
+    argument = argument.strip().strip(_QUOTES).strip()
     if not argument:
-        return FormatError(f"{verb} needs a non-empty argument. " + VALID_ACTIONS_HINT, shown)
+        return FormatError(f"{verb} needs a non-empty argument.{hint}", shown)
     if len(argument) > MAX_ARGUMENT_CHARS:
         return FormatError(f"the argument is longer than {MAX_ARGUMENT_CHARS} characters.", shown)
     return Action(verb, " ".join(argument.split()))

@@ -9,6 +9,10 @@ A script can also hold one list of outputs per question, `{question_id: [outputs
 a call uses the list of its question's id (run metadata `wikireact_question_id`, set by
 the evaluation), else the list keyed by the question's text (its last `Question: ...`
 message), so each question of a scripted evaluation gets its own trajectory.
+
+An output is the model's text, or (tools protocol) a tool call such as
+`{"tool": "search", "args": {"title": "Ed Wood"}, "content": "thought"}`, several as
+`{"tool_calls": [...]}`, or an `AIMessage` with `tool_calls`.
 """
 
 from __future__ import annotations
@@ -17,18 +21,24 @@ import asyncio
 import json
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
-from langchain_core.language_models import BaseChatModel
+from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.runnables import Runnable
+from langchain_core.tools import BaseTool
 from pydantic import ConfigDict, Field, PrivateAttr
+
+from wikireact.tools_protocol import is_script_output, script_message
 
 CALL_INDEX_KEY = "wikireact_call_index"
 QUESTION_ID_KEY = "wikireact_question_id"
+ScriptOutput = str | dict[str, Any] | AIMessage
+"""One scripted reply: text, a tool-call dict, or an AIMessage."""
 
 
 class ScriptExhaustedError(RuntimeError):
@@ -45,9 +55,9 @@ class ScriptedChatModel(BaseChatModel):
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
-    outputs: list[str] = Field(default_factory=list)
-    """The outputs, one per model call of an episode."""
-    by_question: dict[str, list[str]] = Field(default_factory=dict)
+    outputs: list[ScriptOutput] = Field(default_factory=list)
+    """The outputs, one per model call of an episode (text, or a tool-call dict or AIMessage)."""
+    by_question: dict[str, list[ScriptOutput]] = Field(default_factory=dict)
     """Per-question outputs, keyed by question id or question text (used instead of `outputs`)."""
     delay_s: float = 0.0
     """Seconds to wait on every call (to imitate a real model's latency)."""
@@ -74,17 +84,29 @@ class ScriptedChatModel(BaseChatModel):
             data = {"outputs": data}
         if isinstance(data, Mapping) and isinstance(data["outputs"], Mapping):
             scripts = data["outputs"]
-            if not scripts or not all(_is_str_list(v) for v in scripts.values()):
-                raise ValueError(f"script file {path}: every question needs a list of strings")
+            if not scripts or not all(_is_output_list(v) for v in scripts.values()):
+                raise ValueError(f"script file {path}: every question needs a list of outputs")
             return cls(by_question={str(k): list(v) for k, v in scripts.items()},
                        delay_s=float(data.get("delay_s", 0.0)))
-        if not isinstance(data, Mapping) or not _is_str_list(data.get("outputs")):
-            raise ValueError(f"script file {path} must hold a list of strings or {{\"outputs\": [...]}}")
+        if not isinstance(data, Mapping) or not _is_output_list(data.get("outputs")):
+            raise ValueError(f"script file {path} must hold a list of outputs (strings or tool calls "
+                             f"like {{\"tool\": \"search\", \"args\": {{\"title\": \"...\"}}}}) "
+                             f"or {{\"outputs\": [...]}}")
         return cls(outputs=list(data["outputs"]), delay_s=float(data.get("delay_s", 0.0)))
 
     @property
     def _llm_type(self) -> str:
         return "wikireact-scripted"
+
+    def bind_tools(
+        self,
+        tools: Sequence[dict[str, Any] | type | Callable | BaseTool],
+        *,
+        tool_choice: str | None = None,
+        **kwargs: Any,
+    ) -> Runnable[LanguageModelInput, AIMessage]:
+        """Accept tools (the script decides the calls; the tools are not used)."""
+        return self.bind(tools=list(tools), **kwargs)
 
     def _index(self, run_manager: CallbackManagerForLLMRun | AsyncCallbackManagerForLLMRun | None) -> int:
         metadata = getattr(run_manager, "metadata", None) or {}
@@ -96,7 +118,7 @@ class ScriptedChatModel(BaseChatModel):
         return index
 
     def _script(self, run_manager: CallbackManagerForLLMRun | AsyncCallbackManagerForLLMRun | None,
-                messages: Sequence[BaseMessage]) -> list[str]:
+                messages: Sequence[BaseMessage]) -> list[ScriptOutput]:
         """Return the outputs for this call: `outputs`, or its question's (by id, else by text)."""
         if not self.by_question:
             return self.outputs
@@ -111,7 +133,7 @@ class ScriptedChatModel(BaseChatModel):
         raise ScriptExhaustedError(f"the script has no outputs for question {question_id or asked!r}")
 
     def _respond(self, index: int, messages: Sequence[BaseMessage], stop: list[str] | None,
-                 outputs: list[str] | None = None) -> ChatResult:
+                 outputs: list[ScriptOutput] | None = None) -> ChatResult:
         outputs = self.outputs if outputs is None else outputs
         if index in self.errors:
             error = self.errors[index]
@@ -120,18 +142,22 @@ class ScriptedChatModel(BaseChatModel):
             raise ScriptExhaustedError(
                 f"the script has {len(outputs)} outputs; call {index + 1} has none"
             )
-        text = outputs[index]
+        output = outputs[index]
+        scripted = AIMessage(content=output) if isinstance(output, str) else \
+            output if isinstance(output, AIMessage) else script_message(output, index)
+        text = str(scripted.text)
         for token in stop or []:
             cut = text.find(token)
             if cut != -1:
                 text = text[:cut]
         prompt = "\n".join(str(m.content) for m in messages)
+        produced = count_tokens(text) + sum(count_tokens(str(c["args"])) for c in scripted.tool_calls)
         usage = {
             "input_tokens": count_tokens(prompt),
-            "output_tokens": count_tokens(text),
-            "total_tokens": count_tokens(prompt) + count_tokens(text),
+            "output_tokens": produced,
+            "total_tokens": count_tokens(prompt) + produced,
         }
-        message = AIMessage(content=text, usage_metadata=usage)
+        message = scripted.model_copy(update={"content": text, "usage_metadata": usage})
         return ChatResult(generations=[ChatGeneration(message=message)])
 
     def _generate(
@@ -161,5 +187,5 @@ class ScriptedChatModel(BaseChatModel):
         return self._respond(index, messages, stop, outputs) if self.by_question else self._respond(index, messages, stop)
 
 
-def _is_str_list(value: object) -> bool:
-    return isinstance(value, list) and all(isinstance(v, str) for v in value)
+def _is_output_list(value: object) -> bool:
+    return isinstance(value, list) and all(is_script_output(v) for v in value)

@@ -13,11 +13,14 @@ from collections.abc import Sequence
 from typing import Annotated, Any, Literal
 
 from langgraph.channels import DeltaChannel
-from typing_extensions import TypedDict
+from typing_extensions import NotRequired, TypedDict
 
 from wikireact.protocol import ActionName
 
 Status = Literal["running", "finished", "budget_exhausted", "repetition_halted"]
+ProtocolName = Literal["text", "tools"]
+"""How the model states its action: `text` (`Action N: Verb[argument]` lines, parsed by us)
+or `tools` (native tool calls: search, lookup, finish)."""
 SNAPSHOT_EVERY = 16
 """A delta channel stores its full value every this many writes, bounding replay on reads."""
 ENDED: frozenset[str] = frozenset({"finished", "budget_exhausted", "repetition_halted"})
@@ -76,6 +79,60 @@ class ActionDict(TypedDict):
     argument: str
 
 
+class ToolCallRecord(TypedDict):
+    """One tool call as the model made it (tools protocol), kept to replay the conversation."""
+
+    id: str
+    name: str
+    args: Any
+    """The arguments: a dict, or the unparsed text of arguments that were not valid JSON."""
+
+
+class StructuredAction(TypedDict):
+    """An action as data: the verb and its named arguments, e.g. Search with {"title": "Ed Wood"}."""
+
+    verb: ActionName
+    arguments: dict[str, str]
+
+
+Decision = Literal["approved", "edited", "rejected"]
+
+
+class Approval(TypedDict):
+    """A human reviewer's decision on a proposed action (approval mode)."""
+
+    decision: Decision
+    by: str | None
+    """The reviewer's identity, when the caller gave one (`"by"` in the resume value)."""
+    original_action: StructuredAction | None
+    """For `edited`: what the model proposed (the step's action is the reviewer's)."""
+    note: str | None
+    """For `rejected`: the reviewer's reason."""
+
+
+class AuditRecord(TypedDict):
+    """The facts of one step: what was done, what came back, when, at what cost, who allowed it."""
+
+    step: int
+    kind: StepKind
+    protocol: ProtocolName
+    thought: str
+    """The model's account of itself (not evidence; kept beside the facts)."""
+    action: StructuredAction | None
+    """The action as run or proposed; None for an invalid step."""
+    attempted: str
+    """The action as text (`Search[Ed Wood]`), or what an invalid reply attempted."""
+    observation: str
+    started_at: str | None
+    """UTC time `act` started executing the action (ISO 8601); None when nothing was executed."""
+    ended_at: str | None
+    wiki_requests: int
+    input_tokens: int
+    output_tokens: int
+    approval: Approval | None
+    """The reviewer's decision under approval mode; None otherwise."""
+
+
 class Step(TypedDict):
     """One completed step of the episode (the history shown to the model)."""
 
@@ -89,6 +146,8 @@ class Step(TypedDict):
     """What the environment (or the format checker) answered."""
     raw: str
     """The model's raw output for this step, after cutting any made-up observation."""
+    calls: NotRequired[list[ToolCallRecord]]
+    """Tools protocol only: the tool calls of the model's reply (to replay the conversation)."""
 
 
 class CurrentStep(TypedDict, total=False):
@@ -116,12 +175,19 @@ class CurrentStep(TypedDict, total=False):
     output_tokens: int
     wiki_requests: int
     """Requests the action made to the Wikipedia source."""
+    calls: list[ToolCallRecord]
+    """Tools protocol: the reply's tool calls (empty in the text protocol)."""
+    started_at: str | None
+    """UTC time `act` started executing (the only node that records times)."""
+    ended_at: str | None
+    approval: Approval | None
+    """The reviewer's decision, written by `act` in approval mode."""
 
 
 EMPTY_STEP = CurrentStep(
     raw="", thought="", action=None, action_text="", format_error=None, kind=None,
     state_key=None, repeat_of=None, observation="", input_tokens=0, output_tokens=0,
-    wiki_requests=0,
+    wiki_requests=0, calls=[], started_at=None, ended_at=None, approval=None,
 )
 """Every field of a step in progress at its empty value (`current` merges partial writes)."""
 
@@ -155,6 +221,8 @@ class OutputState(TypedDict):
     steps: int
     trajectory: Annotated[list[Step], DeltaChannel(append_items, snapshot_frequency=SNAPSHOT_EVERY)]
     usage: Annotated[list[StepUsage], DeltaChannel(append_items, snapshot_frequency=SNAPSHOT_EVERY)]
+    audit: Annotated[list[AuditRecord], DeltaChannel(append_items, snapshot_frequency=SNAPSHOT_EVERY)]
+    """One record of facts per step (see `AuditRecord`); `wikireact history THREAD --json`."""
 
 
 class State(InputState, OutputState, total=False):

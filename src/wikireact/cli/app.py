@@ -22,6 +22,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.types import Command
 from rich.text import Text
 
+from wikireact.audit import history_json, signed
 from wikireact.cli.approval import GATED, ApprovalPrompt
 from wikireact.cli.display import (
     CliConsole,
@@ -40,6 +41,7 @@ from wikireact.model_cache import CachedChatModel, ModelCacheError
 from wikireact.models import MissingApiKeyError, ModelConfigurationError, load_chat_model
 from wikireact.state import episode_ended
 from wikireact.threads import ThreadStore, ThreadStoreError, default_db_path
+from wikireact.tool_prompts import bind_protocol_tools
 from wikireact.wiki.factory import WikiConfigurationError, open_source
 from wikireact.wiki.snapshot import SnapshotError
 
@@ -82,6 +84,11 @@ OfflineOpt = Annotated[bool, typer.Option("--offline", help="= --wiki offline --
 ApproveOpt = Annotated[bool | None, typer.Option(
     "--approve/--no-approve", show_default="env WIKIREACT_APPROVE, else off",
     help=f"ask y/n/edit before every action. {GATED}")]
+ProtocolOpt = Annotated[str | None, typer.Option(
+    "--protocol", metavar="text|tools", show_default="env WIKIREACT_PROTOCOL, else text",
+    help="text: Thought/Action lines (any model); tools: native tool calls (models with tool calling)")]
+ReviewerOpt = Annotated[str | None, typer.Option(
+    "--reviewer", metavar="NAME", help="your name, recorded with every approval decision")]
 # `resume` continues with the settings the thread started with unless told otherwise.
 SAME = "as the thread started"
 ResumeModelOpt = Annotated[str | None, typer.Option(
@@ -135,7 +142,9 @@ def _check_resources(context: Context, *, model: bool = True) -> None:
     """Open the model (unless `model` is False) and the wiki up front, so a bad setting fails before any step."""
     try:
         if model:
-            load_chat_model(context.model)
+            chat_model = load_chat_model(context.model)
+            if context.protocol == "tools":
+                bind_protocol_tools(chat_model)
         open_source(context.wiki)
     except MissingApiKeyError as exc:
         errors.print(clean(exc))
@@ -153,7 +162,7 @@ def _decide(prompt: ApprovalPrompt, pending: Any) -> Any:
 
 def _drive(
     store: ThreadStore, payload: Any, thread_id: str, context: Context, quiet: bool,
-    start: RunnableConfig | None = None, model: BaseChatModel | None = None,
+    start: RunnableConfig | None = None, model: BaseChatModel | None = None, reviewer: str | None = None,
 ) -> dict[str, Any]:
     """Run the episode to its end, showing steps live and asking for approvals.
 
@@ -171,7 +180,7 @@ def _drive(
             pending = graph.get_state(run_config)
             if pending.interrupts and context.approve:
                 thought_shown.add(pending.values.get("steps", 0) + 1)
-                payload = Command(resume=_decide(prompt, pending))
+                payload = Command(resume=signed(_decide(prompt, pending), reviewer))
         with console.status("Thinking…", spinner="dots") if not quiet else nullcontext():
             for mode, chunk in graph.stream(
                 payload, run_config, context=context, stream_mode=["updates", "custom"], durability="sync"
@@ -187,10 +196,12 @@ def _drive(
 def _run(
     store: ThreadStore, payload: Any, thread_id: str, context: Context, as_json: bool,
     hint: str, start: RunnableConfig | None = None, model: BaseChatModel | None = None,
+    reviewer: str | None = None,
 ) -> None:
     """Drive the episode and print its result; `hint` is the command that resumes it."""
     try:
-        result = _drive(store, payload, thread_id, context, quiet=as_json, start=start, model=model)
+        result = _drive(store, payload, thread_id, context, quiet=as_json, start=start, model=model,
+                        reviewer=reviewer)
     except KeyboardInterrupt:
         fail(f"interrupted; the episode is saved: continue it with `{hint}`", 130)
     except EOFError:
@@ -256,6 +267,8 @@ def ask(
     offline: OfflineOpt = False,
     model_cache: CacheOpt = None,
     as_json: JsonOpt = False,
+    protocol: ProtocolOpt = None,
+    reviewer: ReviewerOpt = None,
 ) -> None:
     """Answer QUESTION, showing each Thought, Action and Observation."""
     try:
@@ -264,7 +277,7 @@ def ask(
         fail(str(exc))
     if offline:
         model, wiki = model or "local", wiki or "offline"
-    context = _settings({}, model=model, wiki=wiki, max_steps=max_steps, approve=approve)
+    context = _settings({}, model=model, wiki=wiki, max_steps=max_steps, approve=approve, protocol=protocol)
     cached = _cached_model(context, model_cache)
     if cached is None:
         _check_resources(context)
@@ -275,7 +288,7 @@ def ask(
              "or pick another --thread-id")
     store.register(thread_id, question, context)
     _run(store, {"question": question}, thread_id, context, as_json, resume_command(thread_id, db),
-         model=cached)
+         model=cached, reviewer=reviewer)
 
 
 def _thread_exists(store: ThreadStore, thread_id: str) -> bool:
@@ -331,6 +344,7 @@ def resume(
         help="continue from this checkpoint (see `history`): replays, or forks with new settings")] = None,
     model_cache: CacheOpt = None,
     as_json: JsonOpt = False,
+    reviewer: ReviewerOpt = None,
 ) -> None:
     """Recap THREAD's question and steps, then continue it with the settings it started with."""
     store = _existing_store(db, thread_id)
@@ -348,7 +362,7 @@ def resume(
         show_transcript(console, question, values, status=False)
     payload = None if values else {"question": question}  # no checkpoint yet: start it again
     _run(store, payload, thread_id, context, as_json, resume_command(thread_id, db, max_steps), start,
-         model=cached)
+         model=cached, reviewer=reviewer)
 
 
 @app.command(cls=HelpCommand, short_help="Show THREAD as a transcript, then its checkpoints.")
@@ -356,12 +370,16 @@ def resume(
 def history(
     thread_id: Annotated[str, typer.Argument(metavar="THREAD", help="The thread to show.", show_default=False)],
     db: DbOpt = None,
+    as_json: Annotated[bool, typer.Option("--json", help="print the audit trail as one JSON object")] = False,
 ) -> None:
     """Show THREAD as a transcript (question, status, answer, steps), then its checkpoints."""
     store = _existing_store(db, thread_id)
     question = store.question(thread_id)
     graph = build_graph(store.saver)
     config = thread_config(thread_id)
+    if as_json:
+        print(history_json(thread_id, question, store.settings(thread_id), dict(graph.get_state(config).values)))
+        return
     show_transcript(console, question, graph.get_state(config).values)
     console.print(Text(f"Checkpoints, newest first (continue from one: "
                        f"{resume_command(thread_id, db, checkpoint='CHECKPOINT')})", style="bold"))

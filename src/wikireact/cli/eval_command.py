@@ -68,6 +68,8 @@ def eval_command(
     out: Annotated[Path | None, typer.Option(metavar="DIR", show_default="eval-out/METHOD", help="output directory")] = None,
     resume: Annotated[bool, typer.Option("--resume", help="continue an interrupted run in --out")] = False,
     offline: Annotated[bool, typer.Option("--offline", help="= --model local --wiki offline")] = False,
+    protocol: Annotated[str, typer.Option(
+        metavar="text|tools", help="how ReAct/Act episodes call actions: text lines or native tool calls")] = "text",
 ) -> None:
     """Evaluate a method on the HotpotQA-style questions in DATASET."""
     from wikireact.cli.app import errors, fail
@@ -86,6 +88,7 @@ def eval_command(
             observation_cap=observation_cap, sc_samples=sc_samples,
             prompts=str(prompts.resolve()) if prompts else None, prompts_keys=tuple(prompts_key or ()),
             model_cache=str(model_cache.resolve()) if model_cache else None,
+            protocol=protocol,  # type: ignore[arg-type]
         )
     except EvalError as exc:
         fail(str(exc))

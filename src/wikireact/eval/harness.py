@@ -32,12 +32,13 @@ from langchain_core.language_models import BaseChatModel
 
 from wikireact.context import Context
 from wikireact.eval.dataset import file_digest, load_dataset, sample
-from wikireact.eval.methods import METHODS, Method, MethodSettings, run_method
+from wikireact.eval.methods import EPISODE_METHODS, METHODS, Method, MethodSettings, run_method
 from wikireact.eval.metrics import summarize
 from wikireact.exemplars import Need, PromptSet, load_prompts
 from wikireact.graph import build_graph
 from wikireact.model_cache import CachedChatModel, SqliteModelCache, model_identity
 from wikireact.models import MAX_OUTPUT_TOKENS, load_chat_model
+from wikireact.state import ProtocolName
 from wikireact.threads import ThreadStore
 from wikireact.wiki.base import WikiSource
 from wikireact.wiki.factory import open_source
@@ -80,6 +81,8 @@ class EvalConfig:
     """Keys of the prompt file to use instead of the method's default keys."""
     model_cache: str | None = None
     """A SQLite model cache that records and replays every model call."""
+    protocol: ProtocolName = "text"
+    """How ReAct/Act episodes state actions: text lines or native tool calls."""
 
     def __post_init__(self) -> None:
         """Reject numbers that mean nothing, with a one-line reason."""
@@ -91,8 +94,12 @@ class EvalConfig:
             value = getattr(self, name)
             if value is not None and value < least:
                 raise EvalError(f"--{name.replace('_', '-')} must be at least {least}, got {value}")
+        if self.protocol == "tools" and self.method not in EPISODE_METHODS:
+            raise EvalError(f"--protocol tools applies to methods that run episodes "
+                            f"({', '.join(EPISODE_METHODS)}), not {self.method}")
         if not 0.0 <= self.sc_temperature <= 2.0:
             raise EvalError(f"sc_temperature must be between 0 and 2, got {self.sc_temperature}")
+        self.episode_context()  # settings the episodes refuse (e.g. the local model with tools) fail here
 
     def episode_context(self) -> Context:
         """Return the episodes' complete `Context`: every field set here, none from the environment."""
@@ -100,11 +107,15 @@ class EvalConfig:
             "model": self.model, "wiki": self.wiki, "max_steps": self.max_steps,
             "repetition_limit": self.repetition_limit, "observation_cap": self.observation_cap,
             "approve": False, "method": "act" if self.method == "act" else "react",
+            "protocol": self.protocol,
         }
         unset = sorted({f.name for f in fields(Context)} - values.keys())
         if unset:  # a new Context field must be decided here, not read from the environment
             raise EvalError(f"the evaluation does not set Context field(s) {', '.join(unset)}")
-        return Context(**values)
+        try:
+            return Context(**values)
+        except ValueError as exc:
+            raise EvalError(str(exc)) from None
 
 
 def _versions() -> dict[str, str]:

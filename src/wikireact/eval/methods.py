@@ -31,6 +31,8 @@ from wikireact.scripted import QUESTION_ID_KEY
 
 Method = Literal["react", "act", "cot", "cot-sc", "standard", "react-cot-sc", "cot-sc-react"]
 METHODS: tuple[Method, ...] = ("react", "act", "cot", "cot-sc", "standard", "react-cot-sc", "cot-sc-react")
+EPISODE_METHODS: tuple[Method, ...] = ("react", "act", "react-cot-sc", "cot-sc-react")
+"""Methods that run ReAct/Act episodes (where the protocol matters)."""
 
 
 @dataclass(frozen=True)

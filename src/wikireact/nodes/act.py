@@ -1,8 +1,11 @@
 """`act`: the only node with side effects. Executes Search/Lookup against Wikipedia.
 
 With approval on, it first pauses with `interrupt()` showing the proposed action; the
-resume value approves it, replaces it, or rejects it with a note. The interrupt comes
-before any side effect, so re-running this node on resume never repeats one.
+resume value approves it, replaces it, or rejects it with a note (see
+`wikireact.approval`), and the decision and reviewer are recorded for the audit trail.
+The interrupt comes before any side effect, so re-running this node on resume never
+repeats one. It is the only node that records times (start and end of the execution,
+UTC); its writes are saved together, so a resumed step keeps the times it ran at.
 
 An outage of the source is not a result: it raises `WikiOutageError` (nothing is
 recorded, the thread can be resumed, and a retry is not a repeat).
@@ -15,11 +18,13 @@ from typing import Any
 from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
+from wikireact.approval import APPROVAL_HINT, read_decision
+from wikireact.audit import utc_now
 from wikireact.context import Context
 from wikireact.errors import WikiOutageError
 from wikireact.progress import state_key
 from wikireact.prompts import sanitize_observation
-from wikireact.protocol import Action, FormatError, parse_action
+from wikireact.protocol import Action
 from wikireact.resources import DEFAULT_RESOURCES, Resources, settings
 from wikireact.state import ActionDict, CurrentStep, State
 from wikireact.wiki.environment import lookup, search, truncate
@@ -28,7 +33,7 @@ from wikireact.wiki.environment import lookup, search, truncate
 def act(
     state: State, runtime: Runtime[Context], resources: Resources = DEFAULT_RESOURCES
 ) -> dict[str, Any]:
-    """Execute the parsed action and record its observation and the page state it leaves."""
+    """Execute the parsed action and record its observation, times and the page state it leaves."""
     context = settings(runtime)
     current = state.get("current") or {}
     proposed = current.get("action")
@@ -38,28 +43,30 @@ def act(
     key = current.get("state_key")
     edited: CurrentStep = {}
     if context.approve:
-        decision = interrupt(
+        value = interrupt(
             {
                 "proposed_action": str(action),
                 "thought": current.get("thought", ""),
                 "step": state.get("steps", 0) + 1,
                 "page_title": state.get("page_title"),
-                "hint": "Resume with true (approve), {'action': 'Search[...]'} (replace) "
-                "or {'reject': 'why'} (reject).",
+                "hint": APPROVAL_HINT,
             }
         )
-        approved = _apply_decision(action, decision)
-        if isinstance(approved, str):
-            return {"current": CurrentStep(kind="rejected", observation=approved, wiki_requests=0)}
-        if approved != action:
-            action = approved
+        verdict = read_decision(action, value)
+        edited["approval"] = verdict.approval
+        if verdict.action is None:
+            return {"current": CurrentStep(**edited, kind="rejected", observation=verdict.observation,
+                                           wiki_requests=0)}
+        if verdict.action != action:
+            action = verdict.action
             new = ActionDict(name=action.name, argument=action.argument)
             key = state_key(new, state)
-            edited = CurrentStep(action=new, action_text=str(action), format_error=None, state_key=key)
+            edited |= CurrentStep(action=new, action_text=str(action), format_error=None, state_key=key)
         if action.name == "Finish":
             return {"current": CurrentStep(**edited, kind="finish", observation="", wiki_requests=0)}
     source = resources.wiki_source(context)
     before = source.requests
+    started_at = utc_now()
     update: dict[str, Any] = {}
     if action.name == "Search":
         found = search(source, action.argument)
@@ -83,25 +90,7 @@ def act(
             kind="executed",
             observation=truncate(sanitize_observation(observation), context.observation_cap),
             wiki_requests=source.requests - before,
+            started_at=started_at,
+            ended_at=utc_now(),
         ),
     }
-
-
-def _apply_decision(action: Action, decision: Any) -> Action | str:
-    """Return the action to run after a human's decision, or the observation of a rejection."""
-    if decision is True or decision is None or decision in ("y", "yes", "approve"):
-        return action
-    if isinstance(decision, dict):
-        if decision.get("reject") is not None or decision.get("approve") is False:
-            note = str(decision.get("reject") or "no reason given").strip()
-            return f"A human reviewer rejected {action}: {note}"
-        if isinstance(decision.get("action"), str):
-            edited = parse_action(decision["action"])
-            if isinstance(edited, FormatError):
-                return f"The reviewer's replacement action was invalid: {edited.message}"
-            return edited
-        if decision.get("approve") is True:
-            return action
-    if decision is False or decision in ("n", "no", "reject"):
-        return f"A human reviewer rejected {action}: no reason given"
-    return f"The reviewer's answer {decision!r} was not understood; {action} was not executed."

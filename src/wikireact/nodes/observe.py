@@ -1,6 +1,7 @@
 """`observe`: append the step to the history, count it, apply repetition and budget rules.
 
-It reads the step's `kind` (decided by `parse` and `act`), never infers it from the text.
+It reads the step's `kind` (decided by `parse` and `act`), never infers it from the text,
+and appends the step's audit record (`wikireact.audit`) from what the nodes wrote.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
+from wikireact.audit import audit_record
 from wikireact.context import Context
 from wikireact.progress import times_proposed
 from wikireact.protocol import VALID_ACTIONS_HINT
@@ -45,6 +47,8 @@ def observe(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         observation=_observation(kind, current, state),
         raw=current.get("raw", ""),
     )
+    if context.protocol == "tools":
+        step["calls"] = current.get("calls") or []
     usage = StepUsage(
         step=number,
         input_tokens=current.get("input_tokens", 0),
@@ -55,6 +59,7 @@ def observe(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     return {
         "trajectory": [step],
         "usage": [usage],
+        "audit": [audit_record(number, kind, current, step["observation"], context.protocol)],
         "steps": number,
         "proposals": {key: [number]} if kind in COUNTED and key is not None else {},
         "status": status,

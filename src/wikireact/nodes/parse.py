@@ -1,4 +1,8 @@
-"""`parse`: turn the model's text into an action, and decide what kind of step it is.
+"""`parse`: turn the model's reply into an action, and decide what kind of step it is.
+
+In the text protocol it parses `Thought N: ...` / `Action N: Verb[argument]`; in the tools
+protocol it reads the reply's tool calls (`wikireact.tools_protocol`), the text beside
+the call being the thought. Classification is the same for both.
 
 The step is `invalid` (format error), `finish`, `repeat` (the same action in the same
 environment state as an earlier step, see `wikireact.progress`), or left for `act`
@@ -16,12 +20,17 @@ from wikireact.progress import earlier_step, state_key
 from wikireact.protocol import Action, parse_output
 from wikireact.resources import settings
 from wikireact.state import ActionDict, CurrentStep, State, StepKind
+from wikireact.tools_protocol import parse_tool_calls
 
 
 def parse(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
-    """Parse the model's text into the current step's thought and action, and classify it."""
+    """Parse the model's reply into the current step's thought and action, and classify it."""
     context = settings(runtime)
-    parsed = parse_output((state.get("current") or {}).get("raw", ""), require_thought=False)
+    current = state.get("current") or {}
+    if context.protocol == "tools":
+        parsed = parse_tool_calls(current.get("raw", ""), current.get("calls") or [])
+    else:
+        parsed = parse_output(current.get("raw", ""), require_thought=False)
     thought = parsed.thought if context.method == "react" else ""
     if not isinstance(parsed.result, Action):
         return {"current": CurrentStep(

@@ -1,10 +1,11 @@
-"""`reason`: ask the model for the next Thought and Action."""
+"""`reason`: ask the model for the next Thought and Action (as text, or as a tool call)."""
 
 from __future__ import annotations
 
 import re
 from typing import Any
 
+from langchain_core.messages import AIMessage
 from langgraph.runtime import Runtime
 
 from wikireact.context import Context, validate_question
@@ -14,6 +15,8 @@ from wikireact.protocol import cut_at_observation
 from wikireact.resources import DEFAULT_RESOURCES, Resources, settings
 from wikireact.scripted import CALL_INDEX_KEY
 from wikireact.state import State, new_step
+from wikireact.tool_prompts import bind_protocol_tools, build_tool_messages
+from wikireact.tools_protocol import calls_of_reply
 
 _THINK_BLOCK = re.compile(r"<think>.*?(</think>|$)", re.DOTALL | re.IGNORECASE)
 
@@ -27,15 +30,19 @@ def reason(
     """Build the prompt from the question and numbered history and call the chat model.
 
     Stops at the next `Observation` and also cuts any observation the model wrote anyway,
-    so a made-up observation never enters the history.
+    so a made-up observation never enters the history. In the tools protocol the three
+    tools are bound to the model and the reply's tool calls are kept for `parse`.
     """
     context = settings(runtime)
     question = validate_question(state.get("question"))
     history = state.get("trajectory") or []
     model = resources.chat_model(context)
-    messages = build_messages(question, history, context.method, resources.exemplars)
+    tools = context.protocol == "tools"
+    build = build_tool_messages if tools else build_messages
+    messages = build(question, history, context.method, resources.exemplars)
+    runnable = bind_protocol_tools(model) if tools else model
     try:
-        reply = model.invoke(
+        reply = runnable.invoke(
             messages,
             stop=STOP_SEQUENCES,
             config={"metadata": {CALL_INDEX_KEY: len(history)}, "run_name": "wikireact_model"},
@@ -50,6 +57,7 @@ def reason(
     return {
         "current": new_step(
             raw=cut_at_observation(text),
+            calls=calls_of_reply(reply, len(history) + 1) if tools and isinstance(reply, AIMessage) else [],
             input_tokens=int(usage.get("input_tokens", 0)),
             output_tokens=int(usage.get("output_tokens", 0)),
         )
