@@ -1,0 +1,235 @@
+"""The tools protocol: scripted and Groq tool calls on the same graph as the text protocol."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from conftest import GOOD_RUN, PAGES, QUESTION, thread
+from fault_server import FaultServer, json_reply
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.types import Command
+from pydantic import PrivateAttr
+
+from wikireact import Context, MemorySource, ScriptedChatModel, build_graph
+from wikireact.models import ModelConfigurationError
+from wikireact.tools_protocol import TOOLS
+
+TOOLS_RUN: list[Any] = [
+    {"tool": "search", "args": {"title": "Scott Derrickson"}, "content": "Thought 1: I need Scott Derrickson's nationality."},
+    {"tool": "search", "args": {"title": "Ed Wood"}, "content": "He is American. Now Ed Wood."},
+    {"tool": "lookup", "args": {"keyword": "born"}, "content": "Where was Wood born?"},
+    {"tool": "finish", "args": {"answer": "yes"}, "content": "Both are American."},
+]
+"""GOOD_RUN's steps as tool calls."""
+SHARED_STATE = ("answer", "status", "steps", "page_title", "page_sentences", "lookup_cursors",
+                "page_key", "proposals")
+COMPARED_AUDIT = ("step", "kind", "thought", "action", "attempted", "observation", "wiki_requests",
+                  "approval")
+
+
+class Recorder(ScriptedChatModel):
+    """A scripted model that keeps every prompt and the tools bound to each call."""
+
+    _seen: list[tuple[list[BaseMessage], Any]] = PrivateAttr(default_factory=list)
+
+    def _generate(self, messages, stop=None, run_manager=None, **kwargs):  # type: ignore[no-untyped-def]
+        self._seen.append((list(messages), kwargs.get("tools")))
+        return super()._generate(messages, stop, run_manager, **kwargs)
+
+
+def run(outputs: list[Any], protocol: str, **context: Any) -> dict[str, Any]:
+    graph = build_graph(InMemorySaver(), model=ScriptedChatModel(outputs=outputs), wiki=MemorySource(PAGES))
+    graph.invoke({"question": QUESTION}, thread(), context=Context(protocol=protocol, **context))  # type: ignore[arg-type]
+    return dict(graph.get_state(thread()).values)
+
+
+def comparable(values: dict[str, Any]) -> dict[str, Any]:
+    """The state both protocols must share: all but the raw reply, its calls, tokens and times."""
+    return {
+        **{key: values.get(key) for key in SHARED_STATE},
+        "trajectory": [{k: v for k, v in s.items() if k not in ("raw", "calls")} for s in values["trajectory"]],
+        "wiki_requests": [u["wiki_requests"] for u in values["usage"]],
+        "audit": [{k: a[k] for k in COMPARED_AUDIT} for a in values["audit"]],
+    }
+
+
+def test_tools_episode_equals_the_text_episode_with_the_same_actions() -> None:
+    text, tools = run(GOOD_RUN, "text"), run(TOOLS_RUN, "tools")
+    assert tools["answer"] == "yes" and tools["status"] == "finished"
+    assert comparable(tools) == comparable(text)
+    assert tools["trajectory"][0]["thought"] == "I need Scott Derrickson's nationality."
+    assert tools["trajectory"][2]["calls"] == [{"id": "call_2_1", "name": "lookup", "args": {"keyword": "born"}}]
+    assert [a["protocol"] for a in tools["audit"]] == ["tools"] * 4
+    assert "calls" not in text["trajectory"][0]
+
+
+def test_tools_are_bound_and_the_conversation_uses_tool_messages() -> None:
+    model = Recorder(outputs=TOOLS_RUN)
+    build_graph(model=model, wiki=MemorySource(PAGES)).invoke(
+        {"question": QUESTION}, context=Context(protocol="tools"))
+    messages, tools = model._seen[-1]
+    assert tools == TOOLS and {t["function"]["name"] for t in tools} == {"search", "lookup", "finish"}
+    assert "repeating the same lookup shows the next match" in TOOLS[1]["function"]["description"]
+    start = max(i for i, m in enumerate(messages) if str(m.content).startswith("Question: " + QUESTION))
+    episode = messages[start + 1:]
+    assert [type(m).__name__ for m in episode] == ["AIMessage", "ToolMessage"] * 3
+    first, result = episode[0], episode[1]
+    assert isinstance(first, AIMessage) and isinstance(result, ToolMessage)
+    assert first.content == "I need Scott Derrickson's nationality."
+    assert first.tool_calls[0]["name"] == "search" and first.tool_calls[0]["args"] == {"title": "Scott Derrickson"}
+    assert result.tool_call_id == first.tool_calls[0]["id"]
+    assert str(result.content).startswith("Observation 1: «Scott Derrickson (born") and str(result.content).endswith("»")
+
+
+def test_act_method_keeps_no_thought_in_the_tools_protocol() -> None:
+    out = run(TOOLS_RUN, "tools", method="act")
+    assert out["answer"] == "yes" and all(s["thought"] == "" for s in out["trajectory"])
+
+
+def two_calls() -> AIMessage:
+    return AIMessage(content="Both at once.", tool_calls=[
+        {"name": "search", "args": {"title": "Ed Wood"}, "id": "a"},
+        {"name": "search", "args": {"title": "Scott Derrickson"}, "id": "b"}])
+
+
+def bad_json() -> AIMessage:
+    return AIMessage(content="", invalid_tool_calls=[
+        {"name": "search", "args": '{"title": "Ed Wood', "id": "c", "error": "bad json", "type": "invalid_tool_call"}])
+
+
+@pytest.mark.parametrize(
+    ("reply", "message"),
+    [
+        ("I think the answer is yes.", "no tool call in the reply"),
+        (two_calls(), "2 tool calls in one reply (search, search); give exactly one"),
+        ({"tool": "serch", "args": {"title": "Ed Wood"}}, "unknown tool `serch`. Did you mean search?"),
+        ({"tool": "search", "args": {}}, "search needs the argument `title`"),
+        ({"tool": "search", "args": {"query": "Ed Wood"}}, "Did you mean title instead of query?"),
+        ({"tool": "search", "args": {"title": 1924}}, "argument `title` of search must be text, got a number"),
+        ({"tool": "lookup", "args": {"keyword": ["born"]}}, "must be text, got a list"),
+        ({"tool": "finish", "args": {"answer": "  "}}, "Finish needs a non-empty argument"),
+        ({"tool": "search", "args": {"title": "Ed Wood", "lang": "en"}}, "unexpected: lang"),
+        (bad_json(), "the arguments of search are not a JSON object"),
+    ],
+)
+def test_invalid_tool_replies_are_invalid_steps(reply: Any, message: str) -> None:
+    model = Recorder(outputs=[reply, *TOOLS_RUN])
+    graph = build_graph(model=model, wiki=MemorySource(PAGES))
+    out = graph.invoke({"question": QUESTION}, context=Context(protocol="tools"))
+    first = out["trajectory"][0]
+    assert first["kind"] == "invalid" and out["usage"][0]["wiki_requests"] == 0
+    assert first["observation"].startswith("Invalid action: ") and message in first["observation"]
+    assert "Call exactly one tool per reply" in first["observation"]
+    assert out["audit"][0]["action"] is None and out["audit"][0]["started_at"] is None
+    assert out["answer"] == "yes" and out["steps"] == 5
+    # the model saw its invalid reply answered: every tool call has its ToolMessage
+    messages, _ = model._seen[1]
+    calls = [c["id"] for m in messages if isinstance(m, AIMessage) for c in m.tool_calls]
+    answered = [m.tool_call_id for m in messages if isinstance(m, ToolMessage)]
+    assert calls == answered
+    assert message in str(messages[-1].content)
+
+
+def test_text_beside_the_call_is_the_thought_and_made_up_observations_are_cut() -> None:
+    reply = {"tool": "search", "args": {"title": "Ed Wood"},
+             "content": "Thought: find Wood.\nObservation: Ed Wood was French."}
+    out = run([reply, TOOLS_RUN[3]], "tools")
+    assert out["trajectory"][0]["thought"] == "find Wood."
+    assert "French" not in json.dumps(out["trajectory"])
+
+
+@pytest.mark.parametrize("protocol", ["text", "tools"])
+def test_approval_edit_and_reject_with_a_reviewer(protocol: str) -> None:
+    if protocol == "text":
+        outputs: list[Any] = [GOOD_RUN[0], "Thought: x\nAction: Search[Tim Burton]", GOOD_RUN[2], GOOD_RUN[3]]
+        edit: Any = "Search[Ed Wood]"
+    else:
+        outputs = [TOOLS_RUN[0], {"tool": "search", "args": {"title": "Tim Burton"}, "content": "x"},
+                   TOOLS_RUN[2], TOOLS_RUN[3]]
+        edit = {"tool": "search", "args": {"title": "Ed Wood"}}
+    wiki = MemorySource(PAGES)
+    graph = build_graph(InMemorySaver(), model=ScriptedChatModel(outputs=outputs), wiki=wiki)
+    context = Context(protocol=protocol, approve=True)  # type: ignore[arg-type]
+    graph.invoke({"question": QUESTION}, thread(), context=context)
+    for decision in ({"approve": True, "by": "alice"}, {"action": edit, "by": "bob"},
+                     {"reject": "not needed", "by": "carol"}):
+        assert graph.get_state(thread()).interrupts
+        graph.invoke(Command(resume=decision), thread(), context=context)
+    values = graph.get_state(thread()).values
+    assert values["answer"] == "yes"
+    assert [s["action"] for s in values["trajectory"]] == [
+        "Search[Scott Derrickson]", "Search[Ed Wood]", "Lookup[born]", "Finish[yes]"]
+    audit = values["audit"]
+    assert [a["kind"] for a in audit] == ["executed", "executed", "rejected", "finish"]
+    assert audit[0]["approval"] == {"decision": "approved", "by": "alice", "original_action": None, "note": None}
+    assert audit[1]["approval"] == {"decision": "edited", "by": "bob", "note": None,
+                                    "original_action": {"verb": "Search", "arguments": {"title": "Tim Burton"}}}
+    assert audit[1]["action"] == {"verb": "Search", "arguments": {"title": "Ed Wood"}}
+    assert audit[1]["observation"].startswith("Edward Davis Wood Jr.")
+    assert audit[2]["approval"] == {"decision": "rejected", "by": "carol", "original_action": None,
+                                    "note": "not needed"}
+    assert audit[2]["started_at"] is None and audit[2]["wiki_requests"] == 0
+    assert audit[0]["started_at"] <= audit[0]["ended_at"] and audit[0]["started_at"].endswith("Z")
+    assert audit[3]["approval"] is None  # Finish is not put to approval
+    assert wiki.requests == 2
+
+
+def test_tools_protocol_is_refused_for_a_model_without_tool_calling() -> None:
+    with pytest.raises(ValueError, match="local model .* has no tool calling; use --protocol text"):
+        Context(protocol="tools", model="local")
+
+    class NoTools(BaseChatModel):
+        @property
+        def _llm_type(self) -> str:
+            return "no-tools"
+
+        def _generate(self, messages, stop=None, run_manager=None, **kwargs):  # type: ignore[no-untyped-def]
+            return ChatResult(generations=[ChatGeneration(message=AIMessage("x"))])
+
+    graph = build_graph(model=NoTools(), wiki=MemorySource(PAGES))
+    with pytest.raises(ModelConfigurationError, match="no-tools has no tool calling; use --protocol text"):
+        graph.invoke({"question": QUESTION}, context=Context(protocol="tools"))
+
+
+def groq_tool_reply(method: str, path: str, query: dict[str, str], body: bytes) -> tuple[int, dict, bytes]:
+    """An OpenAI-compatible chat completion answering with TOOLS_RUN's tool calls by step."""
+    request = json.loads(body)
+    assert path == "/openai/v1/chat/completions"
+    assert [t["function"]["name"] for t in request["tools"]] == ["search", "lookup", "finish"]
+    messages = request["messages"]
+    start = max(i for i, m in enumerate(messages) if str(m.get("content")).startswith("Question: Were"))
+    episode = messages[start + 1:]
+    for asked, answered in zip(episode[0::2], episode[1::2], strict=True):
+        assert asked["role"] == "assistant" and answered["role"] == "tool"
+        assert answered["tool_call_id"] == asked["tool_calls"][0]["id"]
+        assert answered["content"].endswith("»")
+    step = len(episode) // 2
+    planned = TOOLS_RUN[step]
+    return json_reply({
+        "id": "x", "object": "chat.completion", "created": 0, "model": "qwen/qwen3.6-27b",
+        "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
+            "role": "assistant", "content": planned["content"],
+            "tool_calls": [{"id": f"call_groq_{step}", "type": "function", "function": {
+                "name": planned["tool"], "arguments": json.dumps(planned["args"])}}]}}],
+        "usage": {"prompt_tokens": 100 + step, "completion_tokens": 10, "total_tokens": 110 + step},
+    })
+
+
+def test_chatgroq_tool_calls_against_a_local_stand_in() -> None:
+    from langchain_groq import ChatGroq
+
+    with FaultServer(groq_tool_reply, lambda n: None) as server:
+        model = ChatGroq(model="qwen/qwen3.6-27b", api_key="test-key", base_url=server.url,  # type: ignore[arg-type]
+                         timeout=5.0, max_retries=0, temperature=0)
+        graph = build_graph(InMemorySaver(), model=model, wiki=MemorySource(PAGES))
+        graph.invoke({"question": QUESTION}, thread(), context=Context(protocol="tools"))
+        assert server.count == 4
+    values = graph.get_state(thread()).values
+    assert comparable(values) == comparable(run(GOOD_RUN, "text"))
+    assert values["trajectory"][1]["calls"] == [{"id": "call_groq_1", "name": "search", "args": {"title": "Ed Wood"}}]
+    assert [a["input_tokens"] for a in values["audit"]] == [100, 101, 102, 103]
