@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,10 +15,15 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 from pydantic import PrivateAttr
+from test_eval import SCRIPT, config, files  # noqa: F401  (fixture)
+from typer.testing import CliRunner
 
 from wikireact import Context, MemorySource, ScriptedChatModel, build_graph
+from wikireact.cli.app import app
+from wikireact.eval.harness import run_eval
 from wikireact.models import ModelConfigurationError
 from wikireact.tools_protocol import TOOLS
+from wikireact.wiki.snapshot import SnapshotSource
 
 TOOLS_RUN: list[Any] = [
     {"tool": "search", "args": {"title": "Scott Derrickson"}, "content": "Thought 1: I need Scott Derrickson's nationality."},
@@ -233,3 +239,46 @@ def test_chatgroq_tool_calls_against_a_local_stand_in() -> None:
     assert comparable(values) == comparable(run(GOOD_RUN, "text"))
     assert values["trajectory"][1]["calls"] == [{"id": "call_groq_1", "name": "search", "args": {"title": "Ed Wood"}}]
     assert [a["input_tokens"] for a in values["audit"]] == [100, 101, 102, 103]
+
+
+EVAL_TOOLS_SCRIPT: list[Any] = [
+    {"tool": "search", "args": {"title": "Scott Derrickson"}, "content": "look him up."},
+    {"tool": "serch", "args": {"title": "Ed Wood"}, "content": "next."},
+    {"tool": "search", "args": {"title": "Ed Wood"}, "content": "again."},
+    {"tool": "lookup", "args": {"keyword": "born"}, "content": "born?"},
+    {"tool": "finish", "args": {"answer": "Poughkeepsie, New York"}, "content": "done."},
+]
+"""test_eval.SCRIPT as tool calls."""
+SAME_METRICS = ("em", "f1", "finish_rate", "invalid_action_rate", "wiki_requests_per_question", "mean_steps")
+
+
+def test_eval_with_tool_calling_records_the_protocol(files: tuple[Path, Path], tmp_path: Path) -> None:  # noqa: F811
+    dataset, snapshot = files
+    reports = {
+        protocol: run_eval(config(dataset, snapshot, protocol=protocol), tmp_path / protocol,
+                           model=ScriptedChatModel(outputs=outputs), wiki=SnapshotSource.open(snapshot))
+        for protocol, outputs in (("text", SCRIPT), ("tools", EVAL_TOOLS_SCRIPT))
+    }
+    assert reports["tools"]["settings"]["protocol"] == "tools"
+    assert reports["text"]["settings"]["protocol"] == "text"
+    tools, text = reports["tools"]["metrics"]["mean"], reports["text"]["metrics"]["mean"]
+    assert {k: tools[k] for k in SAME_METRICS} == {k: text[k] for k in SAME_METRICS}
+    assert tools["invalid_action_rate"] == pytest.approx(1 / 5)
+    saved = json.loads((tmp_path / "tools" / "report.json").read_text())
+    assert saved["settings"]["protocol"] == "tools"
+
+
+def test_eval_cli_protocol_option(files: tuple[Path, Path], tmp_path: Path) -> None:  # noqa: F811
+    dataset, snapshot = files
+    script = tmp_path / "tools.json"
+    script.write_text(json.dumps(EVAL_TOOLS_SCRIPT))
+    runner = CliRunner()
+    base = ["eval", str(dataset), "--model", f"scripted:{script}", "--wiki", str(snapshot), "--concurrency", "2"]
+    result = runner.invoke(app, [*base, "--method", "act", "--protocol", "tools", "--out", str(tmp_path / "act")])
+    assert result.exit_code == 0, result.output
+    report = json.loads((tmp_path / "act" / "report.json").read_text())
+    assert report["settings"]["protocol"] == "tools" and report["metrics"]["mean"]["finish_rate"] == 1.0
+    refused = runner.invoke(app, [*base, "--method", "cot", "--protocol", "tools", "--out", str(tmp_path / "c")])
+    assert refused.exit_code == 2 and "--protocol tools applies to methods that run episodes" in refused.stderr
+    local = runner.invoke(app, [*base[:2], "--offline", "--protocol", "tools", "--out", str(tmp_path / "l")])
+    assert local.exit_code == 2 and "has no tool calling" in " ".join(local.stderr.split())
