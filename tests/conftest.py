@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -35,6 +36,15 @@ GOOD_RUN = [
     "Thought 3: Where was Wood born?\nAction 3: Lookup[born]",
     "Thought 4: Both are American.\nAction 4: Finish[yes]",
 ]
+
+TOOLS_RUN: list[Any] = [
+    {"tool": "search", "args": {"title": "Scott Derrickson"},
+     "content": "Thought 1: I need Scott Derrickson's nationality."},
+    {"tool": "search", "args": {"title": "Ed Wood"}, "content": "He is American. Now Ed Wood."},
+    {"tool": "lookup", "args": {"keyword": "born"}, "content": "Where was Wood born?"},
+    {"tool": "finish", "args": {"answer": "yes"}, "content": "Both are American."},
+]
+"""GOOD_RUN's steps as tool calls (the tools protocol)."""
 
 
 @pytest.fixture

@@ -12,9 +12,8 @@ from typing import Any
 
 import pytest
 from audit_worker import run as run_worker
-from conftest import GOOD_RUN, QUESTION
+from conftest import GOOD_RUN, QUESTION, TOOLS_RUN
 from test_cli import data_dir, flat, runner, script, snapshot  # noqa: F401  (fixtures)
-from test_tools_protocol import TOOLS_RUN
 
 from wikireact.cli.app import app
 from wikireact.graph import build_graph

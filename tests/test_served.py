@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 import requests
-from conftest import GOOD_RUN, PAGES, QUESTION
+from conftest import GOOD_RUN, PAGES, QUESTION, TOOLS_RUN
 
 pytest.importorskip("langgraph_api")
 from langgraph_sdk import get_sync_client  # noqa: E402
@@ -76,7 +76,9 @@ def settings(server: tuple[str, Path]) -> dict:
     import_file(pages, SnapshotStore.create(snapshot))
     script = work / "script.json"
     script.write_text(json.dumps(GOOD_RUN))
-    return {"model": f"scripted:{script}", "wiki": str(snapshot)}
+    tools = work / "tools.json"
+    tools.write_text(json.dumps(TOOLS_RUN))
+    return {"model": f"scripted:{script}", "wiki": str(snapshot), "tools_model": f"scripted:{tools}"}
 
 
 def test_assistant_graph_and_schemas(server: tuple[str, Path]) -> None:
@@ -90,21 +92,35 @@ def test_assistant_graph_and_schemas(server: tuple[str, Path]) -> None:
     assert set(schemas["input_schema"]["properties"]) == {"question"}
     assert set(schemas["output_schema"]["properties"]) >= {"answer", "status", "steps", "trajectory"}
     context = schemas["context_schema"]["properties"]
-    assert set(context) >= {"model", "wiki", "max_steps", "repetition_limit", "observation_cap", "approve"}
+    assert set(context) >= {"model", "wiki", "max_steps", "repetition_limit", "observation_cap", "approve",
+                            "protocol"}
     assert "Step budget" in context["max_steps"]["description"]
+    assert "native tool calls" in context["protocol"]["description"]
 
 
 def test_threaded_scripted_run_finishes(server: tuple[str, Path], settings: dict) -> None:
     client = get_sync_client(url=server[0])
     thread = client.threads.create()
-    result = client.runs.wait(thread["thread_id"], "agent", input={"question": QUESTION}, context=settings)
+    context = {"model": settings["model"], "wiki": settings["wiki"]}
+    result = client.runs.wait(thread["thread_id"], "agent", input={"question": QUESTION}, context=context)
     assert result["answer"] == "yes" and result["status"] == "finished" and result["steps"] == 4
+
+
+def test_threaded_tools_protocol_run_finishes(server: tuple[str, Path], settings: dict) -> None:
+    client = get_sync_client(url=server[0])
+    thread = client.threads.create()
+    context = {"model": settings["tools_model"], "wiki": settings["wiki"], "protocol": "tools"}
+    result = client.runs.wait(thread["thread_id"], "agent", input={"question": QUESTION}, context=context)
+    assert result["answer"] == "yes" and result["status"] == "finished" and result["steps"] == 4
+    assert [s["calls"][0]["name"] for s in result["trajectory"]] == ["search", "search", "lookup", "finish"]
+    assert [a["protocol"] for a in result["audit"]] == ["tools"] * 4
+    assert result["audit"][0]["action"] == {"verb": "Search", "arguments": {"title": "Scott Derrickson"}}
 
 
 def test_approval_pause_edit_and_resume(server: tuple[str, Path], settings: dict) -> None:
     client = get_sync_client(url=server[0])
     thread_id = client.threads.create()["thread_id"]
-    context = {**settings, "approve": True}
+    context = {"model": settings["model"], "wiki": settings["wiki"], "approve": True}
     client.runs.wait(thread_id, "agent", input={"question": QUESTION}, context=context)
     state = client.threads.get_state(thread_id)
     assert state["next"] == ["act"]

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import GOOD_RUN, PAGES, QUESTION, thread
+from conftest import GOOD_RUN, PAGES, QUESTION, TOOLS_RUN, thread
 from fault_server import FaultServer, json_reply
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
@@ -25,13 +25,6 @@ from wikireact.models import ModelConfigurationError
 from wikireact.tools_protocol import TOOLS
 from wikireact.wiki.snapshot import SnapshotSource
 
-TOOLS_RUN: list[Any] = [
-    {"tool": "search", "args": {"title": "Scott Derrickson"}, "content": "Thought 1: I need Scott Derrickson's nationality."},
-    {"tool": "search", "args": {"title": "Ed Wood"}, "content": "He is American. Now Ed Wood."},
-    {"tool": "lookup", "args": {"keyword": "born"}, "content": "Where was Wood born?"},
-    {"tool": "finish", "args": {"answer": "yes"}, "content": "Both are American."},
-]
-"""GOOD_RUN's steps as tool calls."""
 SHARED_STATE = ("answer", "status", "steps", "page_title", "page_sentences", "lookup_cursors",
                 "page_key", "proposals")
 COMPARED_AUDIT = ("step", "kind", "thought", "action", "attempted", "observation", "wiki_requests",
