@@ -128,8 +128,11 @@ class ThreadStore:
         return str(row[0]), str(row[1])
 
     def settings(self, thread_id: str) -> dict[str, Any]:
-        """Return the settings a thread started with; raise for an unknown thread."""
-        return dict(json.loads(self._registered(thread_id)[1]))
+        """Return the settings a thread started with; raise for an unknown thread.
+
+        Threads registered before the tools protocol existed used the text protocol.
+        """
+        return {"protocol": "text", **json.loads(self._registered(thread_id)[1])}
 
     def question(self, thread_id: str) -> str:
         """Return the question a thread started with; raise for an unknown thread."""
