@@ -86,5 +86,9 @@ def test_truncate_marks_the_cut() -> None:
     assert len(cut) <= 1000 and cut.endswith("more characters]") and "truncated" in cut
 
 
-def test_disambiguation_type_is_exported() -> None:
-    assert Disambiguation("A", ["B"]).options == ["B"]
+def test_disambiguation_is_exported_and_what_search_shows() -> None:
+    found = search(MemorySource({}, disambiguations={"Mercury": ["Mercury (planet)", "Freddie Mercury"]}),
+                   "Mercury")
+    assert isinstance(source().fetch("Mercury"), Disambiguation)
+    assert found.page_title is None and found.sentences == []
+    assert found.observation == "Mercury may refer to several pages. Similar: ['Mercury (planet)', 'Freddie Mercury']."

@@ -12,10 +12,10 @@ from test_eval import SCRIPT, Spy, config, files  # noqa: F401  (files is a fixt
 from typer.testing import CliRunner
 
 from wikireact import ScriptedChatModel
+from wikireact.call_metadata import CALL_INDEX_KEY
 from wikireact.cli.app import app
 from wikireact.eval.harness import run_eval
 from wikireact.model_cache import CachedChatModel, ModelCacheError, SqliteModelCache
-from wikireact.scripted import CALL_INDEX_KEY
 from wikireact.wiki.snapshot import SnapshotSource
 
 TIMING = ("latency_s",)

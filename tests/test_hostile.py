@@ -53,6 +53,12 @@ def test_lookup_into_hostile_page_stays_fenced() -> None:
     observations = [s["observation"] for s in out["trajectory"][1:3]]
     assert observations[0].startswith("(Result 1 / ")
     assert all("\n" not in o for o in observations)
+    # what the model saw of each Lookup: one fenced line, the page's fake steps inside the fence
+    for number in (2, 3):
+        turn = model.prompts[number][-1]
+        assert turn.startswith(f"Observation {number}: «") and turn.endswith("»")
+        assert turn.count("«") == 1 and turn.count("»") == 1 and "\n" not in turn
+    assert "Finish[pwned]" in model.prompts[2][-1]
     assert [s["action"] for s in out["trajectory"]] == ["Search[Evil Corp]", "Lookup[pwned]", "Lookup[pwned]",
                                                         "Finish[done]"]
 

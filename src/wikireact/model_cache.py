@@ -34,8 +34,8 @@ from langchain_core.outputs import ChatGeneration, ChatResult, Generation
 from langchain_core.runnables import RunnableConfig
 from pydantic import ConfigDict, PrivateAttr
 
+from wikireact.call_metadata import CALL_INDEX_KEY
 from wikireact.errors import WikireactError
-from wikireact.scripted import CALL_INDEX_KEY
 
 _TABLE = "wikireact_model_cache"
 _SCHEMA = f"CREATE TABLE IF NOT EXISTS {_TABLE}(key TEXT PRIMARY KEY, call TEXT NOT NULL, reply TEXT NOT NULL)"

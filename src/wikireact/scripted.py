@@ -33,10 +33,9 @@ from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 from pydantic import ConfigDict, Field, PrivateAttr
 
+from wikireact.call_metadata import CALL_INDEX_KEY, QUESTION_ID_KEY
 from wikireact.tools_protocol import is_script_output, script_message
 
-CALL_INDEX_KEY = "wikireact_call_index"
-QUESTION_ID_KEY = "wikireact_question_id"
 ScriptOutput = str | dict[str, Any] | AIMessage
 """One scripted reply: text, a tool-call dict, or an AIMessage."""
 

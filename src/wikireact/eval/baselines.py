@@ -18,9 +18,9 @@ from langchain_core.language_models import LanguageModelInput
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import Runnable
 
+from wikireact.call_metadata import CALL_INDEX_KEY
 from wikireact.eval.scoring import normalize_answer
 from wikireact.exemplars import QaExemplar, default_qa
-from wikireact.scripted import CALL_INDEX_KEY
 
 STANDARD_INSTRUCTION = (
     "Answer the question with a short phrase (or yes/no). Reply on one line as `Answer: ...`."

@@ -12,6 +12,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph.state import CompiledStateGraph
 
+from wikireact.call_metadata import QUESTION_ID_KEY
 from wikireact.context import Context
 from wikireact.eval.baselines import (
     CallStats,
@@ -27,7 +28,6 @@ from wikireact.eval.dataset import Item
 from wikireact.eval.scoring import exact_match, f1_score, is_supported, is_yes_no
 from wikireact.exemplars import QaExemplar
 from wikireact.graph import run_to_end
-from wikireact.scripted import QUESTION_ID_KEY
 
 Method = Literal["react", "act", "cot", "cot-sc", "standard", "react-cot-sc", "cot-sc-react"]
 METHODS: tuple[Method, ...] = ("react", "act", "cot", "cot-sc", "standard", "react-cot-sc", "cot-sc-react")

@@ -8,12 +8,12 @@ from typing import Any
 from langchain_core.messages import AIMessage
 from langgraph.runtime import Runtime
 
+from wikireact.call_metadata import CALL_INDEX_KEY
 from wikireact.context import Context, validate_question
 from wikireact.errors import ModelCallError
 from wikireact.prompts import STOP_SEQUENCES, build_messages
 from wikireact.protocol import cut_at_observation
 from wikireact.resources import DEFAULT_RESOURCES, Resources, settings
-from wikireact.scripted import CALL_INDEX_KEY
 from wikireact.state import State, new_step
 from wikireact.tool_prompts import bind_protocol_tools, build_tool_messages
 from wikireact.tools_protocol import calls_of_reply

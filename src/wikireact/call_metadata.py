@@ -1,0 +1,13 @@
+"""Keys of the metadata wikireact attaches to every model call.
+
+Nodes and baselines put them in the call's `config["metadata"]`; the model cache and
+the scripted test model read them. Defined here, below both, so that neither the core
+nor the evaluation imports the test double.
+"""
+
+from __future__ import annotations
+
+CALL_INDEX_KEY = "wikireact_call_index"
+"""The call's index within its episode (its step number minus one, or a CoT-SC sample index)."""
+QUESTION_ID_KEY = "wikireact_question_id"
+"""The evaluation question's id, when the call belongs to one."""
