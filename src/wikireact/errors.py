@@ -21,3 +21,7 @@ class ModelCallError(EpisodeStoppedError):
 
 class WikiOutageError(EpisodeStoppedError):
     """Wikipedia could not be reached (after the source's own retries); nothing was observed."""
+
+
+class ConfigurationError(WikireactError, ValueError):
+    """A setting, file or input cannot be used (unknown name, unreadable file, bad value); nothing ran."""

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from wikireact.errors import WikireactError
+from wikireact.errors import ConfigurationError
 from wikireact.protocol import Action, parse_action
 
 DEFAULT_PROMPTS = Path(__file__).parent / "data" / "prompts.json"
@@ -38,7 +38,7 @@ DEFAULT_KEYS: dict[Need, tuple[str, ...]] = {
 _LABEL = re.compile(r"(Question|Thought|Action|Observation|Answer)(?: (\d+))?:(.*)")
 
 
-class PromptFileError(WikireactError, ValueError):
+class PromptFileError(ConfigurationError):
     """The prompt file cannot be read, or holds no usable exemplar for the method."""
 
 

@@ -35,13 +35,13 @@ from langchain_core.runnables import RunnableConfig
 from pydantic import ConfigDict, PrivateAttr
 
 from wikireact.call_metadata import CALL_INDEX_KEY
-from wikireact.errors import WikireactError
+from wikireact.errors import ConfigurationError
 
 _TABLE = "wikireact_model_cache"
 _SCHEMA = f"CREATE TABLE IF NOT EXISTS {_TABLE}(key TEXT PRIMARY KEY, call TEXT NOT NULL, reply TEXT NOT NULL)"
 
 
-class ModelCacheError(WikireactError, ValueError):
+class ModelCacheError(ConfigurationError):
     """The model cache file cannot be used (unreadable, or another program's database)."""
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from langchain_core.language_models import BaseChatModel
 
+from wikireact.errors import ConfigurationError
 from wikireact.scripted import ScriptedChatModel
 
 MODEL_TIMEOUT_S = 60.0
@@ -31,7 +32,7 @@ MISSING_GROQ_KEY = (
 )
 
 
-class ModelConfigurationError(ValueError):
+class ModelConfigurationError(ConfigurationError):
     """The model string cannot be turned into a model (bad form, unknown provider, no key)."""
 
 

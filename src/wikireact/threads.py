@@ -17,6 +17,7 @@ from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from wikireact.context import Context
+from wikireact.errors import ConfigurationError
 from wikireact.paths import data_dir
 
 SCHEMA_VERSION = 1
@@ -66,7 +67,7 @@ class CompactSqliteSaver(SqliteSaver):
         return int(str(current).split(".")[0]) + 1  # a thread written by the stock saver
 
 
-class ThreadStoreError(ValueError):
+class ThreadStoreError(ConfigurationError):
     """The checkpoint file cannot be used, or a thread is unknown."""
 
 

@@ -35,9 +35,9 @@ from wikireact.cli.display import (
 from wikireact.cli.help import EvalGroup, HelpCommand
 from wikireact.cli.hints import resume_command
 from wikireact.context import Context, validate_question
-from wikireact.errors import EpisodeStoppedError, WikiOutageError
+from wikireact.errors import EpisodeStoppedError, WikiOutageError, WikireactError
 from wikireact.graph import build_graph
-from wikireact.model_cache import CachedChatModel, ModelCacheError
+from wikireact.model_cache import CachedChatModel
 from wikireact.models import MissingApiKeyError, ModelConfigurationError, load_chat_model
 from wikireact.state import episode_ended
 from wikireact.threads import ThreadStore, ThreadStoreError, default_db_path
@@ -242,8 +242,7 @@ def _guard(command: Callable[..., None]) -> Callable[..., None]:
             command(*args, **kwargs)
         except (typer.Exit, typer.Abort, SystemExit):
             raise
-        except (ThreadStoreError, SnapshotError, WikiConfigurationError, ModelConfigurationError,
-                ModelCacheError) as exc:
+        except WikireactError as exc:
             fail(str(exc))
         except Exception as exc:
             if os.environ.get("WIKIREACT_DEBUG"):

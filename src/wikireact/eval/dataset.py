@@ -8,8 +8,10 @@ import random
 from dataclasses import dataclass
 from pathlib import Path
 
+from wikireact.errors import ConfigurationError
 
-class DatasetError(ValueError):
+
+class DatasetError(ConfigurationError):
     """The dataset file is missing, not UTF-8, malformed, or has invalid items."""
 
 

@@ -31,6 +31,7 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 
 from wikireact.context import Context
+from wikireact.errors import ConfigurationError
 from wikireact.eval.dataset import file_digest, load_dataset, sample
 from wikireact.eval.methods import EPISODE_METHODS, METHODS, Method, MethodSettings, run_method
 from wikireact.eval.metrics import summarize
@@ -54,7 +55,7 @@ NEEDS: dict[str, tuple[Need, ...]] = {
 }
 
 
-class EvalError(ValueError):
+class EvalError(ConfigurationError):
     """The evaluation cannot start or continue (bad output dir, settings mismatch)."""
 
 

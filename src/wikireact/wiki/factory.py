@@ -5,11 +5,12 @@ from __future__ import annotations
 import functools
 from pathlib import Path
 
+from wikireact.errors import ConfigurationError
 from wikireact.paths import cache_dir
 from wikireact.wiki.base import WikiSource
 
 
-class WikiConfigurationError(ValueError):
+class WikiConfigurationError(ConfigurationError):
     """The wiki setting names no usable source (unknown name, unreadable snapshot)."""
 
 

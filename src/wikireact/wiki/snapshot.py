@@ -16,6 +16,7 @@ import threading
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+from wikireact.errors import ConfigurationError
 from wikireact.wiki.base import Disambiguation, Page, RequestCounter
 
 SCHEMA_VERSION = 1
@@ -38,7 +39,7 @@ CREATE VIRTUAL TABLE IF NOT EXISTS pages_fts USING fts5(
 """
 
 
-class SnapshotError(ValueError):
+class SnapshotError(ConfigurationError):
     """The file is missing, unreadable, not a snapshot, or from a newer wikireact."""
 
 
