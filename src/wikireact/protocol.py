@@ -2,6 +2,11 @@
 
 `parse_output` turns a model's text into an `Action` or a `FormatError`; it never raises
 and never evaluates anything: arguments are plain strings.
+
+Model text can be hostile: every pattern here runs in linear time (possessive
+quantifiers, no two greedy runs of the same class side by side, no pattern retried at
+every line start), so thousands of blank lines parse in milliseconds
+(bench/parse_speed.py).
 """
 
 from __future__ import annotations
@@ -19,11 +24,16 @@ VALID_ACTIONS_HINT = (
     "written on one line as `Action N: Verb[argument]`."
 )
 
-_OBSERVATION_LINE = re.compile(r"^\s*[*_`>#]*\s*observation\b", re.IGNORECASE | re.MULTILINE)
-_ACTION_LABEL = re.compile(r"^\s*[*_`>#]*\s*action\s*\d*\s*[*_`]*\s*:\s*(.*)$", re.IGNORECASE)
-_THOUGHT_LABEL = re.compile(r"^\s*[*_`>#]*\s*thought\s*\d*\s*[*_`]*\s*:[*_`\s]*", re.IGNORECASE)
-_VERB_CALL = re.compile(r"([A-Za-z]+)\s*\[")
-_ANY_ACTION = re.compile(r"\b(search|lookup|finish)\s*\[", re.IGNORECASE)
+# Possessive quantifiers (`*+`): each run is taken whole and never given back, so a long
+# run of spaces costs one pass instead of a cubic search. The classes next to each other
+# are disjoint, so the patterns match exactly what their greedy forms did.
+_OBSERVATION_WORD = re.compile(r"observation\b", re.IGNORECASE)
+_LABEL_MARKS = "*_`>#"
+_ACTION_LABEL = re.compile(r"^\s*+[*_`>#]*+\s*+action\s*+\d*+\s*+[*_`]*+\s*+:\s*+(.*)$", re.IGNORECASE)
+_THOUGHT_LABEL = re.compile(r"^\s*+[*_`>#]*+\s*+thought\s*+\d*+\s*+[*_`]*+\s*+:[*_`\s]*+", re.IGNORECASE)
+_VERB_CALL = re.compile(r"([A-Za-z]++)\s*+\[")
+_ANY_ACTION = re.compile(r"\b(search|lookup|finish)\s*+\[", re.IGNORECASE)
+_BARE_CALL = re.compile(r"(search|lookup|finish)\s*+\[", re.IGNORECASE)
 _QUOTES = "\"'`“”‘’«»"
 
 
@@ -57,8 +67,32 @@ class ParsedOutput:
 
 def cut_at_observation(text: str) -> str:
     """Drop everything from the first line that starts an `Observation` the model made up."""
-    match = _OBSERVATION_LINE.search(text)
-    return text[: match.start()].rstrip() if match else text.rstrip()
+    start = _observation_line_start(text)
+    return text[:start].rstrip() if start is not None else text.rstrip()
+
+
+def _observation_line_start(text: str) -> int | None:
+    r"""Start of the first line matching `^\s*[*_`>#]*\s*observation\b` (multiline), in linear time.
+
+    For each occurrence of the word, step back over whitespace, label marks and whitespace:
+    any line start in that stretch begins a matching line; take the first. The stretches
+    of different occurrences do not overlap, so each character is visited a bounded number
+    of times (the regex itself retries from every line start of a blank run: cubic).
+    """
+    for word in _OBSERVATION_WORD.finditer(text):
+        begin = start = word.start()
+        while start > 0 and text[start - 1].isspace():
+            start -= 1
+        while start > 0 and text[start - 1] in _LABEL_MARKS:
+            start -= 1
+        while start > 0 and text[start - 1].isspace():
+            start -= 1
+        if start == 0 or text[start - 1] == "\n":
+            return start
+        newline = text.find("\n", start, begin)
+        if newline != -1:
+            return newline + 1
+    return None
 
 
 def parse_output(text: str, *, require_thought: bool = False) -> ParsedOutput:
@@ -108,7 +142,7 @@ def _thought(lines: list[str]) -> str:
 
 def _starts_with_call(line: str) -> bool:
     stripped = line.strip().strip(_QUOTES + "*_ ")
-    return bool(re.match(r"(search|lookup|finish)\s*\[", stripped, re.IGNORECASE))
+    return bool(_BARE_CALL.match(stripped))
 
 
 def _parse_action_text(raw: str) -> Action | FormatError:

@@ -31,8 +31,10 @@ COT_INSTRUCTION = (
 )
 ChatModel = Runnable[LanguageModelInput, BaseMessage]
 """A chat model, possibly bound to run metadata (`model.with_config(...)`)."""
-_ANSWER_IS = re.compile(r"answer is[:\s]*(.+?)\s*\.?\s*$", re.IGNORECASE | re.DOTALL)
-_ANSWER_LINE = re.compile(r"^\s*answer\s*:\s*(.+?)\s*$", re.IGNORECASE | re.MULTILINE)
+# Found by scanning, not by one regex: `answer is[:\s]*(.+?)\s*\.?\s*$` took seconds on a
+# reply with a few thousand spaces (cubic backtracking); these scans are linear.
+_ANSWER_IS = re.compile(r"answer is", re.IGNORECASE)
+_ANSWER_LABEL = re.compile(r"answer\s*+:", re.IGNORECASE)
 
 
 @dataclass
@@ -79,11 +81,45 @@ def cot_messages(question: str, exemplars: Sequence[QaExemplar] | None = None) -
 
 def extract_answer(text: str) -> str | None:
     """Return the answer in `... So the answer is X.` or `Answer: X`, else None."""
-    found = _ANSWER_IS.findall(text)
-    if found:
-        return str(found[-1]).strip().strip('"') or None
-    line = _ANSWER_LINE.search(text)
-    return line.group(1).strip().rstrip(".") if line else None
+    found = _after_answer_is(text)
+    if found is not None:
+        return found.strip().strip('"') or None
+    line = _after_answer_label(text)
+    return line.strip().rstrip(".") if line is not None else None
+
+
+def _after_answer_is(text: str) -> str | None:
+    """Return what follows the first `answer is` (and any `:`/spaces), less a final period."""
+    rest = next((text[m.end():] for m in _ANSWER_IS.finditer(text) if m.end() < len(text)), None)
+    if rest is None:
+        return None
+    lead = 0
+    while lead < len(rest) and (rest[lead] == ":" or rest[lead].isspace()):
+        lead += 1
+    body = rest[min(lead, len(rest) - 1):]
+    kept = body.rstrip()
+    if kept.endswith("."):
+        kept = kept[:-1].rstrip()
+    return body[: max(len(kept), 1)]
+
+
+def _after_answer_label(text: str) -> str | None:
+    """Return the rest of the first line reading `Answer: X` (leading blanks allowed), else None."""
+    for label in _ANSWER_LABEL.finditer(text):
+        start = label.start()
+        while start > 0 and text[start - 1].isspace():
+            start -= 1
+        if start > 0 and text[start - 1] != "\n" and text.find("\n", start, label.start()) == -1:
+            continue  # `answer:` in the middle of a line
+        after = text[label.end():]
+        answer = after.lstrip()
+        if not answer:  # only blanks follow: the last character that is not a newline
+            tail = after.rstrip("\n")
+            if tail:
+                return tail[-1]
+            continue
+        return answer.split("\n", 1)[0].rstrip()
+    return None
 
 
 def _call(model: ChatModel, messages: list[BaseMessage], index: int, stats: CallStats,
