@@ -11,6 +11,8 @@ import os
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
+from wikireact.protocol import valid_unicode
+
 DEFAULT_MODEL = "groq:qwen/qwen3.6-27b"
 PROTOCOLS = ("text", "tools")
 LOCAL_HAS_NO_TOOLS = (
@@ -117,10 +119,10 @@ class Context:
 
 
 def validate_question(question: object) -> str:
-    """Return the question stripped, or raise ValueError with a one-line reason."""
+    """Return the question stripped (invalid Unicode replaced), or raise ValueError with a one-line reason."""
     if not isinstance(question, str):
         raise ValueError("the question must be text")
-    text = question.strip()
+    text = valid_unicode(question).strip()
     if not text:
         raise ValueError("the question is empty")
     if len(text) > MAX_QUESTION_CHARS:

@@ -17,6 +17,7 @@ from typing import Literal
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
 from wikireact.exemplars import EpisodeExemplar, default_episodes
+from wikireact.protocol import valid_unicode
 from wikireact.state import Step
 
 STOP_SEQUENCES = ["\nObservation", "\nobservation"]
@@ -42,8 +43,8 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
 def sanitize_observation(text: str) -> str:
-    """Make page text safe to quote: one line, no control or bidi characters, no fence marks."""
-    text = _CONTROL.sub(" ", text.replace("\n", " ").replace("\t", " "))
+    """Make page text safe to quote: one line, valid Unicode, no control or bidi characters, no fence marks."""
+    text = _CONTROL.sub(" ", valid_unicode(text).replace("\n", " ").replace("\t", " "))
     text = "".join(ch for ch in text if unicodedata.category(ch) != "Cf")
     text = text.replace(OPEN_QUOTE, '"').replace(CLOSE_QUOTE, '"')
     return " ".join(text.split())

@@ -6,7 +6,9 @@ and never evaluates anything: arguments are plain strings.
 Model text can be hostile: every pattern here runs in linear time (possessive
 quantifiers, no two greedy runs of the same class side by side, no pattern retried at
 every line start), so thousands of blank lines parse in milliseconds
-(bench/parse_speed.py).
+(bench/parse_speed.py). Text that is not valid Unicode (lone surrogates such as
+U+D800, which JSON text may hold) is replaced with U+FFFD where it enters the state
+(`valid_unicode`), so it can be searched, stored, shown and resumed alike.
 """
 
 from __future__ import annotations
@@ -65,8 +67,26 @@ class ParsedOutput:
     result: Action | FormatError
 
 
+def valid_unicode(text: str) -> str:
+    r"""Return `text` with every lone surrogate (e.g. `\ud800`) replaced by U+FFFD.
+
+    A surrogate pair written as two code points is joined into its character. Such text
+    cannot be encoded (to a terminal, a database, an HTTP request), so it is repaired
+    once, where it enters the state, rather than failing wherever it is used later.
+    """
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    return text
+
+
 def cut_at_observation(text: str) -> str:
-    """Drop everything from the first line that starts an `Observation` the model made up."""
+    """Drop everything from the first line that starts an `Observation` the model made up.
+
+    Also repairs invalid Unicode (`valid_unicode`): this is where model text enters the state.
+    """
+    text = valid_unicode(text)
     start = _observation_line_start(text)
     return text[:start].rstrip() if start is not None else text.rstrip()
 
@@ -98,14 +118,14 @@ def _observation_line_start(text: str) -> int | None:
 def parse_output(text: str, *, require_thought: bool = False) -> ParsedOutput:
     """Parse a model output into a thought and an action or a format error. Never raises."""
     try:
-        return _parse(text if isinstance(text, str) else str(text), require_thought)
+        return _parse(valid_unicode(text if isinstance(text, str) else str(text)), require_thought)
     except Exception as exc:  # defensive: the parser must never take an episode down
         return ParsedOutput("", FormatError(f"could not read the output ({type(exc).__name__})."))
 
 
 def parse_action(text: str) -> Action | FormatError:
     """Parse one action such as `Search[Ed Wood]` (tolerant of case, quotes, backticks)."""
-    return _parse_action_text(text)
+    return _parse_action_text(valid_unicode(text))
 
 
 def _parse(text: str, require_thought: bool) -> ParsedOutput:
