@@ -196,6 +196,7 @@ def test_corrupt_or_newer_checkpoint_files_are_refused(tmp_path: Path, snapshot:
     corrupt.write_bytes(b"garbage" * 100)
     newer = tmp_path / "newer.db"
     conn = sqlite3.connect(newer)
+    conn.execute("CREATE TABLE wikireact_threads(thread_id TEXT PRIMARY KEY)")
     conn.execute("PRAGMA user_version = 99")
     conn.close()
     for db, message in ((corrupt, "cannot use checkpoint file"), (newer, "newer wikireact")):

@@ -19,8 +19,11 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from wikireact.context import Context
 from wikireact.errors import ConfigurationError
 from wikireact.paths import data_dir
+from wikireact.sqlite_files import ForeignFileError, check_writable_as
 
 SCHEMA_VERSION = 1
+MARKER_TABLES = frozenset({"wikireact_threads"})
+"""A file holding these tables is a checkpoint file; any other non-empty file is refused."""
 COMPRESS_OVER = 1024
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS wikireact_threads(
@@ -83,6 +86,10 @@ class ThreadStore:
         """Open (creating if needed) the checkpoint file at `path`."""
         path = Path(path)
         self.path = path
+        try:
+            check_writable_as(path, MARKER_TABLES)
+        except ForeignFileError as exc:
+            raise ThreadStoreError(f"cannot use checkpoint file {path}: {exc}") from None
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             self.conn = sqlite3.connect(path, check_same_thread=False, timeout=30)

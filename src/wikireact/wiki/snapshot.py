@@ -17,10 +17,13 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from wikireact.errors import ConfigurationError
+from wikireact.sqlite_files import ForeignFileError, check_writable_as
 from wikireact.wiki.base import Disambiguation, Page, RequestCounter
 
 SCHEMA_VERSION = 1
 MAX_REDIRECT_HOPS = 5
+MARKER_TABLES = frozenset({"meta", "pages", "searches"})
+"""A file holding these tables is a snapshot; any other non-empty file is refused for writing."""
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -59,12 +62,20 @@ class SnapshotStore:
 
     @classmethod
     def create(cls, path: Path) -> SnapshotStore:
-        """Open `path` for writing, creating the file and its schema if needed."""
+        """Open `path` for writing, creating the file and its schema if needed.
+
+        An existing file must be empty or a snapshot: another program's database, a
+        checkpoint file or a corrupt file is refused before anything is written to it.
+        """
+        try:
+            check_writable_as(path, MARKER_TABLES)
+        except ForeignFileError as exc:
+            raise SnapshotError(f"cannot write snapshot {path}: {exc}") from None
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             conn = sqlite3.connect(path, timeout=30, check_same_thread=False, isolation_level=None)
-            conn.execute("PRAGMA journal_mode=WAL")
             _check_version(conn, path)
+            conn.execute("PRAGMA journal_mode=WAL")
             conn.executescript(_SCHEMA)
             conn.execute(
                 "INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)

@@ -1,0 +1,76 @@
+"""Decide, before writing anything, whether a SQLite file may be opened for writing.
+
+wikireact writes only to files that are new, empty, or already its own (they hold its
+marker tables). Anything else (another program's database, a wikireact file of the
+other kind, a file that is not SQLite or cannot be read) is refused with one line and
+left byte-identical: the check reads the file read-only, with no journal-mode switch,
+no `user_version` and no tables written.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+class ForeignFileError(ValueError):
+    """The file is not wikireact's to write: its message says why, in one line."""
+
+
+def check_writable_as(path: Path, marker_tables: frozenset[str]) -> None:
+    """Raise ForeignFileError unless `path` is missing, empty, or holds every one of `marker_tables`.
+
+    Args:
+        path: the SQLite file about to be opened for writing.
+        marker_tables: tables only wikireact's files of this kind hold, e.g.
+            `{"wikireact_threads"}` for a checkpoint file.
+    """
+    try:
+        if not path.exists():
+            return
+        if not path.is_file():
+            raise ForeignFileError("it is not a regular file")
+        with path.open("rb") as handle:
+            header = handle.read(len(SQLITE_HEADER))
+    except OSError as exc:
+        raise ForeignFileError(f"it cannot be read ({exc.strerror or exc})") from None
+    if not header:
+        return  # an empty file: SQLite makes it a database on the first write
+    if header != SQLITE_HEADER:
+        raise ForeignFileError("it is not a SQLite database; wikireact leaves it untouched")
+    names, tables, user_version = _schema(path)
+    if marker_tables <= tables:
+        return
+    if not names and user_version == 0:
+        return  # a database with nothing in it yet
+    shown = ", ".join(sorted(tables)[:6]) or "no tables"
+    raise ForeignFileError(
+        f"it is another program's SQLite database ({shown}); wikireact leaves it untouched: "
+        "use another file"
+    )
+
+
+def _schema(path: Path) -> tuple[set[str], set[str], int]:
+    """Return the names of all schema objects, of the tables, and the user_version, read-only.
+
+    With no journal or WAL file beside it, the file is read as immutable: a read-only
+    connection to a WAL database would otherwise leave `-wal` and `-shm` files behind.
+    """
+    sidecars = any(Path(f"{path}{suffix}").exists() for suffix in ("-wal", "-journal"))
+    modes = ["mode=ro"] if sidecars else ["mode=ro&immutable=1", "mode=ro"]
+    for attempt, mode in enumerate(modes, start=1):
+        try:
+            conn = sqlite3.connect(f"{path.resolve().as_uri()}?{mode}", uri=True, timeout=30)
+            try:
+                rows = conn.execute("SELECT type, name FROM sqlite_master").fetchall()
+                user_version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+            finally:
+                conn.close()
+        except sqlite3.Error as exc:
+            if attempt == len(modes):
+                raise ForeignFileError(f"it is not a readable SQLite database ({exc})") from None
+            continue  # e.g. a writer started meanwhile: read it the ordinary way
+        return {str(name) for _, name in rows}, {str(name) for kind, name in rows if kind == "table"}, user_version
+    raise AssertionError("unreachable")
