@@ -66,6 +66,14 @@ def load_chat_model(spec: str) -> BaseChatModel:
     return _other_provider(provider, name)
 
 
+def absolute_model_spec(spec: str) -> str:
+    """Return `spec` with a scripted model's file made absolute, so any directory can resume it."""
+    stripped = spec.strip()
+    if stripped.startswith("scripted:"):
+        return "scripted:" + os.path.abspath(stripped.removeprefix("scripted:"))
+    return spec
+
+
 @functools.lru_cache(maxsize=8)
 def _load_script(path: str, mtime_ns: int) -> ScriptedChatModel:
     return ScriptedChatModel.from_file(path)

@@ -25,6 +25,8 @@ SCHEMA_VERSION = 1
 MARKER_TABLES = frozenset({"wikireact_threads"})
 """A file holding these tables is a checkpoint file; any other non-empty file is refused."""
 COMPRESS_OVER = 1024
+SNAPSHOT_ID_KEY = "_snapshot_id"
+"""Stored beside a thread's settings: the id of the snapshot it started on."""
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS wikireact_threads(
     thread_id TEXT PRIMARY KEY,
@@ -113,13 +115,17 @@ class ThreadStore:
         except (sqlite3.Error, OSError) as exc:
             raise ThreadStoreError(f"cannot use checkpoint file {path}: {exc}") from None
 
-    def register(self, thread_id: str, question: str, context: Context) -> None:
-        """Record a new thread's question and settings; refuse a thread id already in use."""
+    def register(self, thread_id: str, question: str, context: Context, snapshot_id: str | None = None) -> None:
+        """Record a new thread's question and settings; refuse a thread id already in use.
+
+        `snapshot_id` identifies the snapshot the thread starts on, checked on resume.
+        """
+        settings = context.as_dict() | ({SNAPSHOT_ID_KEY: snapshot_id} if snapshot_id else {})
         try:
             with self.conn:
                 self.conn.execute(
                     "INSERT INTO wikireact_threads VALUES (?, ?, ?, ?)",
-                    (thread_id, question, json.dumps(context.as_dict()), time.time()),
+                    (thread_id, question, json.dumps(settings), time.time()),
                 )
         except sqlite3.IntegrityError:
             raise ThreadStoreError(
@@ -136,11 +142,18 @@ class ThreadStore:
         return str(row[0]), str(row[1])
 
     def settings(self, thread_id: str) -> dict[str, Any]:
-        """Return the settings a thread started with; raise for an unknown thread.
+        """Return the settings (`Context` fields) a thread started with; raise for an unknown thread.
 
         Threads registered before the tools protocol existed used the text protocol.
         """
-        return {"protocol": "text", **json.loads(self._registered(thread_id)[1])}
+        stored = {"protocol": "text", **json.loads(self._registered(thread_id)[1])}
+        stored.pop(SNAPSHOT_ID_KEY, None)
+        return stored
+
+    def snapshot_id(self, thread_id: str) -> str | None:
+        """Return the id of the snapshot a thread started on (None: not a snapshot, or unknown)."""
+        value = json.loads(self._registered(thread_id)[1]).get(SNAPSHOT_ID_KEY)
+        return str(value) if value else None
 
     def question(self, thread_id: str) -> str:
         """Return the question a thread started with; raise for an unknown thread."""

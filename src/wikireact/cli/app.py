@@ -38,12 +38,17 @@ from wikireact.context import Context, validate_question
 from wikireact.errors import EpisodeStoppedError, WikiOutageError, WikireactError
 from wikireact.graph import build_graph
 from wikireact.model_cache import CachedChatModel
-from wikireact.models import MissingApiKeyError, ModelConfigurationError, load_chat_model
+from wikireact.models import (
+    MissingApiKeyError,
+    ModelConfigurationError,
+    absolute_model_spec,
+    load_chat_model,
+)
 from wikireact.state import episode_ended
 from wikireact.threads import ThreadStore, ThreadStoreError, default_db_path
 from wikireact.tool_prompts import bind_protocol_tools
-from wikireact.wiki.factory import WikiConfigurationError, open_source
-from wikireact.wiki.snapshot import SnapshotError
+from wikireact.wiki.factory import WikiConfigurationError, absolute_wiki_spec, open_source
+from wikireact.wiki.snapshot import SnapshotError, SnapshotSource
 
 # Plain Click help (rich_markup_mode=None): option text is shown as written, never read as markup.
 CONTEXT_SETTINGS: dict[str, Any] = {"help_option_names": ["-h", "--help"], "show_default": True}
@@ -131,11 +136,32 @@ def fail(message: str, code: int = 2) -> NoReturn:
 
 
 def _settings(base: dict[str, Any], **overrides: Any) -> Context:
+    """Return the run's settings, with file paths made absolute (they are stored with the thread)."""
     values = {**base, **{k: v for k, v in overrides.items() if v is not None}}
     try:
-        return Context(**values)
+        context = Context(**values)
     except (TypeError, ValueError) as exc:
         fail(str(exc))
+    context.model, context.wiki = absolute_model_spec(context.model), absolute_wiki_spec(context.wiki)
+    return context
+
+
+def _snapshot_id(wiki: str) -> str | None:
+    """Return the id of the snapshot `wiki` names (None for live sources and unnamed snapshots)."""
+    source = open_source(wiki)
+    return source.snapshot_id if isinstance(source, SnapshotSource) else None
+
+
+def _check_same_snapshot(store: ThreadStore, thread_id: str, context: Context) -> None:
+    """Refuse to resume a thread on a snapshot other than the one it started on."""
+    started_on = store.snapshot_id(thread_id)
+    now = _snapshot_id(context.wiki)
+    if started_on is not None and now != started_on:
+        fail(
+            f"the snapshot {context.wiki} changed since thread {thread_id} started (snapshot id "
+            f"{started_on}, now {now}); resuming would mix two wikis: restore it, or pass --wiki "
+            "to resume on another snapshot on purpose"
+        )
 
 
 def _check_resources(context: Context, *, model: bool = True) -> None:
@@ -285,7 +311,7 @@ def ask(
     if _thread_exists(store, thread_id):
         fail(f"thread {thread_id!r} already exists; continue it with `{resume_command(thread_id, db)}` "
              "or pick another --thread-id")
-    store.register(thread_id, question, context)
+    store.register(thread_id, question, context, snapshot_id=_snapshot_id(context.wiki))
     _run(store, {"question": question}, thread_id, context, as_json, resume_command(thread_id, db),
          model=cached, reviewer=reviewer)
 
@@ -352,6 +378,8 @@ def resume(
     cached = _cached_model(context, model_cache)
     if cached is None:
         _check_resources(context)
+    if wiki is None:
+        _check_same_snapshot(store, thread_id, context)
     start = _checkpoint_config(store, thread_id, from_checkpoint) if from_checkpoint else None
     values = build_graph(store.saver).get_state(start or thread_config(thread_id)).values
     if start is None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import os
 from pathlib import Path
 
 from wikireact.errors import ConfigurationError
@@ -38,6 +39,22 @@ def open_source(spec: str) -> WikiSource:
     raise WikiConfigurationError(
         f"unknown wiki source {spec!r}: use live, offline, record:PATH.db or a snapshot PATH.db"
     )
+
+
+def absolute_wiki_spec(spec: str) -> str:
+    """Return `spec` with a snapshot or recording path made absolute (`live`, `offline` unchanged).
+
+    Threads store their settings; a relative path would name another file (or none)
+    when the thread is resumed from another directory.
+    """
+    stripped = spec.strip()
+    if stripped in ("live", "offline"):
+        return spec
+    if stripped.startswith("record:"):
+        return "record:" + os.path.abspath(stripped.removeprefix("record:"))
+    if stripped.endswith(".db") or Path(stripped).exists():
+        return os.path.abspath(stripped)
+    return spec
 
 
 def _cached_live(path: Path) -> WikiSource:
