@@ -36,8 +36,21 @@ def _env_int(name: str, default: int) -> int:
         raise ValueError(f"{name} must be a whole number, got {raw!r}") from None
 
 
-def _env_bool(name: str) -> bool:
-    return os.environ.get(name, "").strip().lower() in {"1", "true", "yes", "on"}
+_TRUE = frozenset({"1", "true", "yes", "on"})
+_FALSE = frozenset({"", "0", "false", "no", "off"})
+
+
+def env_flag(name: str) -> bool:
+    """Read a yes/no environment variable: 1/true/yes/on or 0/false/no/off, any case; unset is no.
+
+    Raises ValueError (one line) for anything else, rather than guessing.
+    """
+    raw = os.environ.get(name, "").strip().lower()
+    if raw in _TRUE:
+        return True
+    if raw in _FALSE:
+        return False
+    raise ValueError(f"{name} must be 1/true/yes/on or 0/false/no/off, got {os.environ[name]!r}")
 
 
 @dataclass(kw_only=True)
@@ -78,7 +91,7 @@ class Context:
         },
     )
     approve: bool = field(
-        default_factory=lambda: _env_bool("WIKIREACT_APPROVE"),
+        default_factory=lambda: env_flag("WIKIREACT_APPROVE"),
         metadata={
             "description": "Pause before every Search/Lookup for human approval "
             "(resume with approve, an edited action, or a rejection). Env: WIKIREACT_APPROVE."

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -83,15 +84,16 @@ class ScriptedChatModel(BaseChatModel):
             data = {"outputs": data}
         if isinstance(data, Mapping) and isinstance(data["outputs"], Mapping):
             scripts = data["outputs"]
-            if not scripts or not all(_is_output_list(v) for v in scripts.values()):
-                raise ValueError(f"script file {path}: every question needs a list of outputs")
-            return cls(by_question={str(k): list(v) for k, v in scripts.items()},
-                       delay_s=float(data.get("delay_s", 0.0)))
+            if not scripts or not all(_is_output_list(v) and v for v in scripts.values()):
+                raise ValueError(f"script file {path}: every question needs a non-empty list of outputs")
+            return cls(by_question={str(k): list(v) for k, v in scripts.items()}, delay_s=_delay_s(data, path))
         if not isinstance(data, Mapping) or not _is_output_list(data.get("outputs")):
             raise ValueError(f"script file {path} must hold a list of outputs (strings or tool calls "
                              f"like {{\"tool\": \"search\", \"args\": {{\"title\": \"...\"}}}}) "
                              f"or {{\"outputs\": [...]}}")
-        return cls(outputs=list(data["outputs"]), delay_s=float(data.get("delay_s", 0.0)))
+        if not data["outputs"]:
+            raise ValueError(f"script file {path} holds no outputs; give at least one")
+        return cls(outputs=list(data["outputs"]), delay_s=_delay_s(data, path))
 
     @property
     def _llm_type(self) -> str:
@@ -184,6 +186,14 @@ class ScriptedChatModel(BaseChatModel):
         if self.delay_s:
             await asyncio.sleep(self.delay_s)
         return self._respond(index, messages, stop, outputs) if self.by_question else self._respond(index, messages, stop)
+
+
+def _delay_s(data: Mapping[str, Any], path: str | Path) -> float:
+    """Return a script's `delay_s`, refusing anything but a finite number of seconds >= 0."""
+    delay_s = data.get("delay_s", 0.0)
+    if isinstance(delay_s, bool) or not isinstance(delay_s, int | float) or not 0 <= delay_s < math.inf:
+        raise ValueError(f"script file {path}: delay_s must be a number of seconds >= 0, got {delay_s!r}")
+    return float(delay_s)
 
 
 def _is_output_list(value: object) -> bool:

@@ -52,6 +52,12 @@ def check_writable_as(path: Path, marker_tables: frozenset[str]) -> None:
     )
 
 
+def remove_database(path: Path) -> None:
+    """Delete a database file wikireact created, with its journal, WAL and shared-memory files."""
+    for suffix in ("", "-journal", "-wal", "-shm"):
+        Path(f"{path}{suffix}").unlink(missing_ok=True)
+
+
 def _schema(path: Path) -> tuple[set[str], set[str], int]:
     """Return the names of all schema objects, of the tables, and the user_version, read-only.
 

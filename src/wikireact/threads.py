@@ -132,6 +132,8 @@ class ThreadStore:
                 f"thread {thread_id!r} already exists; use `wikireact resume {thread_id}` "
                 "or pick another --thread-id"
             ) from None
+        except sqlite3.Error as exc:  # e.g. a full disk: nothing was recorded
+            raise ThreadStoreError(f"cannot record thread {thread_id!r} in {self.path}: {exc}") from None
 
     def _registered(self, thread_id: str) -> tuple[str, str]:
         row = self.conn.execute(

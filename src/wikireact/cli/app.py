@@ -8,7 +8,7 @@ code, never a traceback (set WIKIREACT_DEBUG=1 to see one).
 from __future__ import annotations
 
 import importlib.metadata
-import os
+import sqlite3
 import sys
 import uuid
 from collections.abc import Callable
@@ -34,7 +34,7 @@ from wikireact.cli.display import (
 )
 from wikireact.cli.help import EvalGroup, HelpCommand
 from wikireact.cli.hints import resume_command
-from wikireact.context import Context, validate_question
+from wikireact.context import Context, env_flag, validate_question
 from wikireact.errors import EpisodeStoppedError, WikiOutageError, WikireactError
 from wikireact.graph import build_graph
 from wikireact.model_cache import CachedChatModel
@@ -235,6 +235,9 @@ def _run(
     except EpisodeStoppedError as exc:
         alternative = " (or with --wiki offline)" if isinstance(exc, WikiOutageError) else ""
         fail(f"{str(exc).rstrip('.')}. The episode is saved: continue it later with `{hint}`{alternative}", 1)
+    except sqlite3.Error as exc:  # e.g. a full disk while saving a checkpoint
+        fail(f"cannot save the episode in {store.path}: {exc}. The steps saved so far are kept: "
+             f"once that is fixed, continue with `{hint}`", 1)
     if as_json:
         print(result_json(result, thread_id))
     else:
@@ -258,6 +261,14 @@ def _cached_model(context: Context, cache: Path | None) -> BaseChatModel | None:
                            load_model=lambda: load_chat_model(context.model))
 
 
+def _debug() -> bool:
+    """Whether WIKIREACT_DEBUG asks for tracebacks (an unreadable value counts as no)."""
+    try:
+        return env_flag("WIKIREACT_DEBUG")
+    except ValueError:
+        return False
+
+
 def _guard(command: Callable[..., None]) -> Callable[..., None]:
     """Turn unexpected exceptions into one line (tracebacks only with WIKIREACT_DEBUG=1)."""
     import functools
@@ -271,7 +282,7 @@ def _guard(command: Callable[..., None]) -> Callable[..., None]:
         except WikireactError as exc:
             fail(str(exc))
         except Exception as exc:
-            if os.environ.get("WIKIREACT_DEBUG"):
+            if _debug():
                 raise
             fail(f"unexpected {type(exc).__name__}: {exc} (set WIKIREACT_DEBUG=1 for details)", 1)
 
@@ -433,17 +444,27 @@ def snapshot_import(
     out: Annotated[Path, typer.Option("--out", help="the snapshot file to create or extend")],
 ) -> None:
     """Import pages into a snapshot (streaming; idempotent)."""
+    from wikireact.sqlite_files import remove_database
     from wikireact.wiki.importer import import_file
     from wikireact.wiki.snapshot import SnapshotStore
 
-    store = SnapshotStore.create(out)
-    for path in files:
-        stats = import_file(path, store)
-        console.print(
-            f"{clean(path)}: {stats.read} pages read, {stats.added} added, {stats.changed} updated, "
-            f"{stats.unchanged} unchanged"
-        )
-    console.print(f"{clean(out)}: {store.count()} pages, snapshot id {store.meta('snapshot_id')}")
+    created = not out.exists()
+    store: SnapshotStore | None = None
+    try:
+        store = SnapshotStore.create(out)
+        for path in files:
+            stats = import_file(path, store)
+            console.print(
+                f"{clean(path)}: {stats.read} pages read, {stats.added} added, {stats.changed} updated, "
+                f"{stats.unchanged} unchanged"
+            )
+        console.print(f"{clean(out)}: {store.count()} pages, snapshot id {store.meta('snapshot_id')}")
+    except BaseException:
+        if created:  # a failed import leaves no file behind (an existing one keeps its pages)
+            if store is not None:
+                store.conn.close()
+            remove_database(out)
+        raise
 
 
 from wikireact.cli.eval_command import eval_command, report_command  # noqa: E402

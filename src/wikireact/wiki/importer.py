@@ -9,9 +9,11 @@ present with the same text is left alone.
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 import ijson
 
@@ -59,20 +61,37 @@ def _iter_jsonl(path: Path) -> Iterator[tuple[str, str]]:
 
 def _iter_hotpot(path: Path) -> Iterator[tuple[str, str]]:
     with path.open("rb") as handle:
+        if _first_byte(handle) != b"[":
+            raise SnapshotError(
+                f"{path} is not a HotpotQA file: its JSON is not a list of items "
+                "(for {\"title\", \"text\"} records, use a .jsonl file)"
+            )
         try:
             for number, item in enumerate(ijson.items(handle, "item"), start=1):
-                for entry in item.get("context", []) if isinstance(item, dict) else []:
+                context = item.get("context") if isinstance(item, dict) else None
+                if not isinstance(context, list):
+                    raise SnapshotError(f"{path}: item {number} is not an object with a \"context\" list")
+                for entry in context:
                     if (
                         not isinstance(entry, list) or len(entry) != 2
                         or not isinstance(entry[0], str) or not isinstance(entry[1], list)
                     ):
                         raise SnapshotError(f"{path}: item {number}: context entries must be [title, [sentences]]")
                     title, sentences = entry
+                    if not title.strip():
+                        raise SnapshotError(f"{path}: item {number}: a context entry has an empty title")
                     yield title.strip(), "\n".join(str(s).strip() for s in sentences)
         except ijson.JSONError as exc:
             raise SnapshotError(f"{path} is not valid HotpotQA JSON ({exc})") from None
         except UnicodeDecodeError:
             raise SnapshotError(f"{path} is not UTF-8") from None
+
+
+def _first_byte(handle: BinaryIO) -> bytes:
+    """Return the first byte that is not whitespace, leaving the handle at the start."""
+    head = handle.read(4096)
+    handle.seek(0)
+    return head.lstrip()[:1]
 
 
 def import_file(path: Path, store: SnapshotStore) -> ImportStats:
@@ -84,6 +103,9 @@ def import_file(path: Path, store: SnapshotStore) -> ImportStats:
             stats.read += 1
             yield title, "page", text
 
-    stats.added, stats.changed = store.put_many(rows())
-    store.set_meta("snapshot_id", store.content_hash())
+    try:
+        stats.added, stats.changed = store.put_many(rows())
+        store.set_meta("snapshot_id", store.content_hash())
+    except sqlite3.Error as exc:  # e.g. a full disk: the transaction was rolled back
+        raise SnapshotError(f"cannot import {path} into {store.path}: {exc}") from None
     return stats

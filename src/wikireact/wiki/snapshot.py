@@ -14,11 +14,12 @@ import json
 import sqlite3
 import threading
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from wikireact.errors import ConfigurationError
 from wikireact.sqlite_files import ForeignFileError, check_writable_as
-from wikireact.wiki.base import Disambiguation, Page, RequestCounter
+from wikireact.wiki.base import Disambiguation, Page, RequestCounter, WikiUnavailableError
 
 SCHEMA_VERSION = 1
 MAX_REDIRECT_HOPS = 5
@@ -44,6 +45,14 @@ CREATE VIRTUAL TABLE IF NOT EXISTS pages_fts USING fts5(
 
 class SnapshotError(ConfigurationError):
     """The file is missing, unreadable, not a snapshot, or from a newer wikireact."""
+
+
+class SnapshotUnreadableError(WikiUnavailableError):
+    """A page of an open snapshot cannot be read (a corrupt page, an I/O error).
+
+    Unlike an outage it does not pass: the same page fails again. `search` makes it the
+    observation, so the episode goes on without that page.
+    """
 
 
 def normalize_title(title: str) -> str:
@@ -175,7 +184,8 @@ class SnapshotStore:
                         )
                 self.conn.execute("COMMIT")
             except BaseException:
-                self.conn.execute("ROLLBACK")
+                if self.conn.in_transaction:  # SQLite already rolled back after e.g. a full disk
+                    self.conn.execute("ROLLBACK")
                 raise
         return added, changed
 
@@ -281,12 +291,24 @@ class SnapshotSource:
     def fetch(self, title: str) -> Page | Disambiguation | None:
         """Exact title first, then case/whitespace-insensitive; redirects followed."""
         self._counter.add()
-        return self.store.lookup(title, fuzzy=True)[1]
+        with self._readable():
+            return self.store.lookup(title, fuzzy=True)[1]
 
     def similar(self, query: str, limit: int = 5) -> list[str]:
         """Return recorded results for this query if any, else full-text search."""
         self._counter.add()
-        recorded = self.store.recorded_search(query)
-        if recorded is not None:
-            return recorded[:limit]
-        return self.store.full_text_search(query, limit)
+        with self._readable():
+            recorded = self.store.recorded_search(query)
+            if recorded is not None:
+                return recorded[:limit]
+            return self.store.full_text_search(query, limit)
+
+    @contextmanager
+    def _readable(self) -> Iterator[None]:
+        """Turn a failure to read the file (a corrupt page, an I/O error) into `SnapshotUnreadableError`."""
+        try:
+            yield
+        except (sqlite3.Error, ValueError) as exc:  # ValueError: a malformed JSON value in a row
+            raise SnapshotUnreadableError(
+                f"The snapshot could not be read here ({str(exc).strip() or type(exc).__name__})."
+            ) from None

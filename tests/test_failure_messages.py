@@ -1,0 +1,254 @@
+"""Failures of the outside world and bad input end in one clear line, never a traceback.
+
+A full disk is real SQLite `SQLITE_FULL`: `PRAGMA max_page_count` on every connection caps
+the database size, as a small disk would (a tmpfs gives the same messages).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import GOOD_RUN, PAGES, QUESTION
+from typer.testing import CliRunner
+
+import wikireact.cli.app as cli
+from wikireact.cli.app import app
+from wikireact.wiki.snapshot import SnapshotStore
+
+runner = CliRunner()
+
+
+@pytest.fixture(autouse=True)
+def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("WIKIREACT_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("COLUMNS", "1000")  # no wrapping: one message is one line
+    monkeypatch.delenv("WIKIREACT_DEBUG", raising=False)
+    return tmp_path / "data"
+
+
+def one_line(result: Any, *fragments: str) -> None:
+    assert "Traceback" not in result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    for fragment in fragments:
+        assert fragment in lines[0]
+
+
+def make_snapshot(path: Path, pages: dict[str, str]) -> None:
+    store = SnapshotStore.create(path)
+    store.put_many((title, "page", text) for title, text in pages.items())
+    store.set_meta("snapshot_id", store.content_hash())
+    store.conn.close()
+
+
+def write_script(tmp_path: Path, outputs: Any, name: str = "script.json") -> str:
+    path = tmp_path / name
+    path.write_text(outputs if isinstance(outputs, str) else json.dumps(outputs))
+    return f"scripted:{path}"
+
+
+@pytest.fixture
+def snapshot(tmp_path: Path) -> Path:
+    path = tmp_path / "wiki.db"
+    make_snapshot(path, PAGES)
+    return path
+
+
+# WIKIREACT_DEBUG and other yes/no variables
+
+
+@pytest.mark.parametrize(("value", "traceback"), [
+    ("0", False), ("false", False), ("No", False), ("off", False), ("", False), ("banana", False),
+    ("1", True), ("true", True), ("YES", True), ("on", True),
+])
+def test_debug_flag_is_parsed(value: str, traceback: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(*args: object) -> None:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(cli, "ThreadStore", broken)
+    monkeypatch.setenv("WIKIREACT_DEBUG", value)
+    result = runner.invoke(app, ["history", "t1"])
+    assert result.exit_code == 1
+    if traceback:
+        assert isinstance(result.exception, RuntimeError)
+    else:
+        assert isinstance(result.exception, SystemExit)
+        one_line(result, "unexpected RuntimeError: boom")
+
+
+def test_a_yes_no_variable_with_another_value_is_refused(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+                                                         snapshot: Path) -> None:
+    monkeypatch.setenv("WIKIREACT_APPROVE", "maybe")
+    result = runner.invoke(app, ["ask", QUESTION, "--model", write_script(tmp_path, GOOD_RUN), "--wiki", str(snapshot)])
+    assert result.exit_code == 2
+    one_line(result, "WIKIREACT_APPROVE must be 1/true/yes/on or 0/false/no/off, got 'maybe'")
+
+
+# A full disk
+
+
+@pytest.fixture
+def disk_pages(monkeypatch: pytest.MonkeyPatch) -> Callable[[int | None], None]:
+    """Return a switch: cap every new SQLite connection at that many pages (None: no cap)."""
+    limit: dict[str, int | None] = {"pages": None}
+    connect = sqlite3.connect
+
+    def capped(*args: Any, **kwargs: Any) -> sqlite3.Connection:
+        conn = connect(*args, **kwargs)
+        if limit["pages"] is not None:
+            conn.execute(f"PRAGMA max_page_count = {limit['pages']}")
+        return conn
+
+    monkeypatch.setattr(sqlite3, "connect", capped)
+    return lambda pages: limit.update(pages=pages)
+
+
+def test_disk_full_in_ask_is_one_line_and_resumable(tmp_path: Path, snapshot: Path,
+                                                    disk_pages: Callable[[int | None], None]) -> None:
+    db = tmp_path / "threads.db"
+    model = write_script(tmp_path, GOOD_RUN)
+    straight = runner.invoke(app, ["ask", QUESTION, "--model", model, "--wiki", str(snapshot), "--json",
+                                   "--db", str(tmp_path / "other.db")])
+    disk_pages(12)  # room for the schema and the first checkpoints, not for the episode
+    full = runner.invoke(app, ["ask", QUESTION, "--model", model, "--wiki", str(snapshot), "--json",
+                               "--db", str(db), "--thread-id", "t1"])
+    assert full.exit_code == 1
+    one_line(full, f"cannot save the episode in {db}: database or disk is full",
+             f"continue with `wikireact resume t1 --db {db}`")
+    disk_pages(None)  # space was freed
+    resumed = runner.invoke(app, ["resume", "t1", "--db", str(db), "--json"])
+    assert resumed.exit_code == 0, resumed.output
+    assert {**json.loads(resumed.stdout), "thread_id": ""} == {**json.loads(straight.stdout), "thread_id": ""}
+
+
+def test_disk_full_before_the_thread_is_recorded(tmp_path: Path, snapshot: Path,
+                                                 disk_pages: Callable[[int | None], None]) -> None:
+    disk_pages(6)
+    result = runner.invoke(app, ["ask", QUESTION, "--model", write_script(tmp_path, GOOD_RUN), "--wiki",
+                                 str(snapshot), "--db", str(tmp_path / "threads.db")])
+    assert result.exit_code == 2
+    one_line(result, "database or disk is full")
+    assert "resume" not in result.stderr  # there is nothing to resume
+
+
+@pytest.fixture
+def big_pages(tmp_path: Path) -> Path:
+    rng = random.Random(1)
+    path = tmp_path / "big.jsonl"
+    with path.open("w") as handle:
+        for i in range(300):
+            text = " ".join(f"w{rng.randint(0, 99_999)}" for _ in range(300))
+            handle.write(json.dumps({"title": f"Page {i}", "text": text}) + "\n")
+    return path
+
+
+def test_snapshot_import_on_a_full_disk_leaves_no_file(tmp_path: Path, big_pages: Path,
+                                                       disk_pages: Callable[[int | None], None]) -> None:
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    disk_pages(40)
+    result = runner.invoke(app, ["snapshot", "import", str(big_pages), "--out", str(out_dir / "new.db")])
+    assert result.exit_code == 2
+    one_line(result, f"cannot import {big_pages} into {out_dir / 'new.db'}: database or disk is full")
+    assert list(out_dir.iterdir()) == []
+
+
+def test_snapshot_import_on_a_full_disk_keeps_an_existing_snapshot(
+    tmp_path: Path, snapshot: Path, big_pages: Path, disk_pages: Callable[[int | None], None]
+) -> None:
+    before = SnapshotStore.open_readonly(snapshot)
+    pages, snapshot_id = before.count(), before.meta("snapshot_id")
+    before.conn.close()
+    disk_pages(40)
+    result = runner.invoke(app, ["snapshot", "import", str(big_pages), "--out", str(snapshot)])
+    assert result.exit_code == 2
+    one_line(result, "database or disk is full")
+    disk_pages(None)
+    after = SnapshotStore.open_readonly(snapshot)
+    assert (after.count(), after.meta("snapshot_id")) == (pages, snapshot_id)
+
+
+# A corrupt page in a snapshot
+
+
+def corrupt_snapshot(path: Path) -> None:
+    """A snapshot whose page holding `Target` is damaged (the file still opens)."""
+    pages = {f"Filler {i}": f"Filler page {i}. " + "lorem ipsum " * 300 for i in range(20)}
+    make_snapshot(path, {**pages, "Target": "TARGETMARKER " + "target text " * 300})
+    data = bytearray(path.read_bytes())
+    page_size = int.from_bytes(data[16:18], "big")
+    start = data.find(b"TARGETMARKER") // page_size * page_size
+    data[start:start + 12] = b"\xff" * 12
+    path.write_bytes(bytes(data))
+
+
+def test_corrupt_snapshot_page_mid_episode_is_an_observation(tmp_path: Path) -> None:
+    wiki = tmp_path / "damaged.db"
+    corrupt_snapshot(wiki)
+    model = write_script(tmp_path, ["Action: Search[Target]", "Action: Search[Filler 3]", "Action: Finish[done]"])
+    result = runner.invoke(app, ["ask", QUESTION, "--model", model, "--wiki", str(wiki), "--json"])
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout)
+    observations = [step["observation"] for step in out["trajectory"]]
+    assert observations[0] == "The snapshot could not be read here (database disk image is malformed)."
+    assert observations[1].startswith("Filler page 3.")
+    assert out["answer"] == "done"
+
+
+# Bad scripts, bad import files
+
+
+@pytest.mark.parametrize(("content", "message"), [
+    ("[]", "holds no outputs"),
+    ('{"outputs": []}', "holds no outputs"),
+    ('{"outputs": ["Action: Finish[x]"], "delay_s": -1}', "delay_s must be a number of seconds >= 0, got -1"),
+    ('{"outputs": ["Action: Finish[x]"], "delay_s": NaN}', "got nan"),
+    ('{"outputs": ["Action: Finish[x]"], "delay_s": Infinity}', "got inf"),
+    ('{"outputs": ["Action: Finish[x]"], "delay_s": "1"}', "got '1'"),
+    ('{"outputs": ["Action: Finish[x]"], "delay_s": true}', "got True"),
+])
+def test_bad_scripts_are_refused_at_load(tmp_path: Path, snapshot: Path, content: str, message: str) -> None:
+    db = tmp_path / "threads.db"
+    result = runner.invoke(app, ["ask", QUESTION, "--model", write_script(tmp_path, content), "--wiki",
+                                 str(snapshot), "--db", str(db), "--thread-id", "t1"])
+    assert result.exit_code == 2
+    one_line(result, "cannot use script", message)
+    assert "unknown thread id" in runner.invoke(app, ["history", "t1", "--db", str(db)]).stderr  # nothing started
+
+
+def hotpot(*titles: str) -> list[dict[str, Any]]:
+    return [{"_id": "a", "question": "q", "answer": "a",
+             "context": [[title, ["One sentence.", "Two."]] for title in titles]}]
+
+
+@pytest.mark.parametrize(("content", "message"), [
+    (hotpot("Good", ""), "item 1: a context entry has an empty title"),
+    (hotpot("Good", "   "), "item 1: a context entry has an empty title"),
+    ({"data": hotpot("Good")}, "its JSON is not a list of items"),
+    ({}, "its JSON is not a list of items"),
+    ("just text", "its JSON is not a list of items"),
+    (42, "its JSON is not a list of items"),
+    ([1, 2], "item 1 is not an object with a \"context\" list"),
+    ([{"title": "Good", "text": "One."}], "item 1 is not an object with a \"context\" list"),
+])
+def test_bad_hotpot_files_are_refused(tmp_path: Path, content: object, message: str) -> None:
+    source = tmp_path / "input.json"
+    source.write_text(json.dumps(content))
+    out = tmp_path / "out.db"
+    result = runner.invoke(app, ["snapshot", "import", str(source), "--out", str(out)])
+    assert result.exit_code == 2
+    one_line(result, message)
+    assert not out.exists()
+
+
+def test_an_empty_list_is_zero_pages(tmp_path: Path) -> None:
+    source = tmp_path / "empty.json"
+    source.write_text("  []")
+    result = runner.invoke(app, ["snapshot", "import", str(source), "--out", str(tmp_path / "out.db")])
+    assert result.exit_code == 0 and "0 pages read" in result.stdout
