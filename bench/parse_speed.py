@@ -1,11 +1,12 @@
-"""Parsing hostile model replies: milliseconds per reply, which must grow linearly with size.
+"""Parsing hostile replies and pages: milliseconds per text, which must grow linearly with size.
 
-Each shape once made a regex backtrack cubically (3,000 blank lines took 40 s in one
-call). Every shape is parsed at 10,000 and 100,000 characters by the ReAct parser
-(`parse_output`, which includes `cut_at_observation`), the baselines' answer extraction
-and the local model's stop check. Target (exit 1 when missed): every reply of 10,000
-blank lines (or the other shapes at 10,000 repeats) parses in under 50 ms; the 100k
-figures show the growth is linear (about 10x, not 100x or 1000x).
+Each shape once made a regex backtrack (3,000 blank lines took 40 s in one call; a page
+line of 1,000 `=` signs 15 s). Every shape is parsed at 10,000 and 100,000 characters by
+the ReAct parser (`parse_output`, which includes `cut_at_observation`), the baselines'
+answer extraction, the local model's stop check and the page sentence splitter; the
+slowest counts. Target (exit 1 when missed): every 10,000-character shape (e.g. 10,000
+blank lines) parses in under 50 ms; the 100k figures show the growth is linear (about
+10x, not 100x or 1000x).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from table import Row, print_rows
 from wikireact.eval.baselines import extract_answer
 from wikireact.local_model import has_complete_action
 from wikireact.protocol import parse_output
+from wikireact.wiki.sentences import split_sentences
 
 TARGET_MS = 50.0
 SIZES = (10_000, 100_000)
@@ -31,11 +33,13 @@ SHAPES: dict[str, Callable[[int], str]] = {
     "unclosed Search[": lambda n: "Search[" * (n // 7),
     "answer is + spaces": lambda n: "So the answer is x" + " " * n + "y",
     "Answer: lines": lambda n: "\n" * n + "Answer:",
+    "a page line of = signs": lambda n: "=" * n + "x",
 }
 PARSERS: dict[str, Callable[[str], object]] = {
     "parse_output": parse_output,
     "extract_answer": extract_answer,
     "has_complete_action": has_complete_action,
+    "split_sentences (page text)": split_sentences,
 }
 
 

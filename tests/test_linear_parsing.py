@@ -18,6 +18,8 @@ from wikireact import protocol
 from wikireact.eval.baselines import extract_answer
 from wikireact.local_model import has_complete_action
 from wikireact.protocol import cut_at_observation, parse_output
+from wikireact.wiki import sentences
+from wikireact.wiki.sentences import split_sentences
 
 BOUND_S = 0.5
 HOSTILE: dict[str, Callable[[int], str]] = {
@@ -46,6 +48,14 @@ def test_hostile_replies_parse_in_linear_time(shape: str) -> None:
             assert elapsed < BOUND_S, f"{parse.__name__} on {shape} x{size}: {elapsed:.2f} s"
 
 
+def test_hostile_page_lines_split_in_linear_time() -> None:
+    # Page text is hostile too: a line of 1,000 `=` took 15 s in the heading pattern.
+    for text in ("=" * 10_000 + "x", "== " * 5_000 + "x\nA sentence."):
+        start = time.perf_counter()
+        split_sentences(text)
+        assert time.perf_counter() - start < BOUND_S
+
+
 def test_ten_thousand_blank_lines_are_no_action() -> None:
     start = time.perf_counter()
     parsed = parse_output("Thought: hmm" + "\n" * 10_000 + "Action: Search[Ed Wood]" + "\n" * 10_000)
@@ -60,6 +70,7 @@ OLD_THOUGHT_LABEL = re.compile(r"^\s*[*_`>#]*\s*thought\s*\d*\s*[*_`]*\s*:[*_`\s
 OLD_ANSWER_IS = re.compile(r"answer is[:\s]*(.+?)\s*\.?\s*$", re.IGNORECASE | re.DOTALL)
 OLD_ANSWER_LINE = re.compile(r"^\s*answer\s*:\s*(.+?)\s*$", re.IGNORECASE | re.MULTILINE)
 OLD_COMPLETE_ACTION = re.compile(r"(?im)^[^\n]*\b(search|lookup|finish)\s*\[[^\n]*\]")
+OLD_HEADING = re.compile(r"^\s*=+.*=+\s*$")
 
 
 def old_cut(text: str) -> str:
@@ -77,7 +88,7 @@ def old_extract_answer(text: str) -> str | None:
 
 PIECES = [" ", "  ", "\n", "\t", "\u2028", "\xa0", "*", "#", ">", "_", "`", ":", ".", '"', "1", "x", "[", "]",
           "Observation", "observations", "OBSERVATION", "Action", "action 2", "Thought", "Search", "lookup",
-          "Finish[", "answer is", "Answer", "ANSWER:", "\u017f"]
+          "Finish[", "answer is", "Answer", "ANSWER:", "\u017f", "=", "=="]
 hostile_text = st.lists(st.sampled_from(PIECES), max_size=16).map("".join)
 
 
@@ -91,3 +102,5 @@ def test_model_text_parses_as_before(text: str) -> None:
         assert protocol._THOUGHT_LABEL.sub("", line, count=1) == OLD_THOUGHT_LABEL.sub("", line, count=1)
     assert extract_answer(text) == old_extract_answer(text)
     assert has_complete_action(text) == bool(OLD_COMPLETE_ACTION.search(text))
+    for line in text.splitlines():
+        assert sentences._is_heading(line) == bool(OLD_HEADING.match(line))
