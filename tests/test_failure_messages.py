@@ -67,13 +67,15 @@ def snapshot(tmp_path: Path) -> Path:
     ("0", False), ("false", False), ("No", False), ("off", False), ("", False), ("banana", False),
     ("1", True), ("true", True), ("YES", True), ("on", True),
 ])
-def test_debug_flag_is_parsed(value: str, traceback: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_debug_flag_is_parsed(value: str, traceback: bool, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     def broken(*args: object) -> None:
         raise RuntimeError("boom")
 
     monkeypatch.setattr(cli, "ThreadStore", broken)
     monkeypatch.setenv("WIKIREACT_DEBUG", value)
-    result = runner.invoke(app, ["history", "t1"])
+    db = tmp_path / "threads.db"
+    db.touch()
+    result = runner.invoke(app, ["history", "t1", "--db", str(db)])
     assert result.exit_code == 1
     if traceback:
         assert isinstance(result.exception, RuntimeError)

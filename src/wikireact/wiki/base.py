@@ -33,6 +33,14 @@ class WikiUnavailableError(WikireactError):
     """
 
 
+class WikiPageUnreadableError(WikireactError):
+    """The source answered, but a page it holds cannot be read (e.g. a corrupt snapshot page).
+
+    Unlike an outage it does not pass with time (resuming would meet it again), so `search`
+    makes its message the observation and the episode goes on.
+    """
+
+
 class WikiSource(Protocol):
     """A source of Wikipedia pages: the live API, a snapshot, or a test double."""
 

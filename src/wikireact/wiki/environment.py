@@ -4,13 +4,21 @@
 is a pure function of the page's sentences and the cursors. Nothing here raises for the
 outside world's sake: a source that cannot answer gives an outcome marked `unavailable`
 (an outage is not a result: `act` stops the episode, resumably, instead of observing it).
+A page the source holds but cannot read (a corrupt snapshot page) is permanent, not an
+outage: its message is the observation.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from wikireact.wiki.base import Disambiguation, Page, WikiSource, WikiUnavailableError
+from wikireact.wiki.base import (
+    Disambiguation,
+    Page,
+    WikiPageUnreadableError,
+    WikiSource,
+    WikiUnavailableError,
+)
 from wikireact.wiki.sentences import split_sentences
 
 FIRST_SENTENCES = 5
@@ -59,6 +67,8 @@ def search(source: WikiSource, title: str) -> SearchOutcome:
             options = found.options[:SIMILAR_TITLES]
             return SearchOutcome(f"{found.title} may refer to several pages. Similar: {options}.")
         similar = source.similar(title, SIMILAR_TITLES)
+    except WikiPageUnreadableError as exc:  # permanent: the observation, not an outage
+        return SearchOutcome(str(exc))
     except WikiUnavailableError as exc:
         return SearchOutcome(str(exc), unavailable=True)
     return SearchOutcome(f"Could not find {title}. Similar: {similar[:SIMILAR_TITLES]}.")

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from wikireact.errors import ConfigurationError
 from wikireact.sqlite_files import ForeignFileError, check_writable_as
-from wikireact.wiki.base import Disambiguation, Page, RequestCounter, WikiUnavailableError
+from wikireact.wiki.base import Disambiguation, Page, RequestCounter, WikiPageUnreadableError
 
 SCHEMA_VERSION = 1
 MAX_REDIRECT_HOPS = 5
@@ -45,14 +45,6 @@ CREATE VIRTUAL TABLE IF NOT EXISTS pages_fts USING fts5(
 
 class SnapshotError(ConfigurationError):
     """The file is missing, unreadable, not a snapshot, or from a newer wikireact."""
-
-
-class SnapshotUnreadableError(WikiUnavailableError):
-    """A page of an open snapshot cannot be read (a corrupt page, an I/O error).
-
-    Unlike an outage it does not pass: the same page fails again. `search` makes it the
-    observation, so the episode goes on without that page.
-    """
 
 
 def normalize_title(title: str) -> str:
@@ -305,10 +297,10 @@ class SnapshotSource:
 
     @contextmanager
     def _readable(self) -> Iterator[None]:
-        """Turn a failure to read the file (a corrupt page, an I/O error) into `SnapshotUnreadableError`."""
+        """Turn a failure to read the file (a corrupt page, an I/O error) into `WikiPageUnreadableError`."""
         try:
             yield
         except (sqlite3.Error, ValueError) as exc:  # ValueError: a malformed JSON value in a row
-            raise SnapshotUnreadableError(
+            raise WikiPageUnreadableError(
                 f"The snapshot could not be read here ({str(exc).strip() or type(exc).__name__})."
             ) from None
