@@ -2,11 +2,11 @@
 
 Each shape once made a regex backtrack (3,000 blank lines took 40 s in one call; a page
 line of 1,000 `=` signs 15 s). Every shape is parsed at 10,000 and 100,000 characters by
-the ReAct parser (`parse_output`, which includes `cut_at_observation`), the baselines'
-answer extraction, the local model's stop check and the page sentence splitter; the
-slowest counts. Target (exit 1 when missed): every 10,000-character shape (e.g. 10,000
-blank lines) parses in under 50 ms; the 100k figures show the growth is linear (about
-10x, not 100x or 1000x).
+the ReAct parser (`parse_output`, which includes `cut_at_observation`), the tools
+protocol's thought reader, the baselines' answer extraction, the local model's stop check
+and the page sentence splitter; the slowest counts. Target (exit 1 when missed): every
+10,000-character shape (e.g. 10,000 blank lines) parses in under 50 ms; the 100k figures
+show the growth is linear (about 10x, not 100x or 1000x).
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from table import Row, print_rows
 from wikireact.eval.baselines import extract_answer
 from wikireact.local_model import has_complete_action
 from wikireact.protocol import parse_output
+from wikireact.tools_protocol import parse_tool_calls
 from wikireact.wiki.sentences import split_sentences
 
 TARGET_MS = 50.0
@@ -40,6 +41,7 @@ PARSERS: dict[str, Callable[[str], object]] = {
     "extract_answer": extract_answer,
     "has_complete_action": has_complete_action,
     "split_sentences (page text)": split_sentences,
+    "parse_tool_calls (thought)": lambda text: parse_tool_calls(text, []),
 }
 
 

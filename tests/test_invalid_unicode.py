@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Literal
 
 import pytest
 from conftest import PAGES, QUESTION
 from typer.testing import CliRunner
 
-from wikireact import ScriptedChatModel, build_graph
+from wikireact import Context, ScriptedChatModel, build_graph
 from wikireact.cli.app import app
 from wikireact.nodes.reason import ModelCallError
 from wikireact.prompts import sanitize_observation
@@ -59,17 +60,32 @@ def snapshot(tmp_path: Path) -> Path:
     return path
 
 
-def run_episode(store: ThreadStore, snapshot: Path, thread_id: str, fail_at: int | None) -> dict:
+HOSTILE_TOOL_RUN = [
+    {"content": "odd \ud800 text", "tool": "search", "args": {"title": "Ed Wood\udfff"}},
+    {"content": "again \udc00", "tool": "search", "args": {"title": "Ed Wood"}},
+    {"content": "now where", "tool": "lookup", "args": {"keyword": "born\ud800"}},
+    {"content": "done", "tool": "finish", "args": {"answer": "yes \ud800"}},
+]
+
+
+def run_episode(store: ThreadStore, snapshot: Path, thread_id: str, fail_at: int | None,
+                protocol: Literal["text", "tools"] = "text") -> dict:
     errors = {fail_at: RuntimeError("model down")} if fail_at is not None else {}
-    model = ScriptedChatModel(outputs=HOSTILE_RUN, errors=errors)
+    outputs: list = HOSTILE_RUN if protocol == "text" else HOSTILE_TOOL_RUN
+    model = ScriptedChatModel(outputs=outputs, errors=errors)
     graph = build_graph(store.saver, model=model, wiki=SnapshotSource.open(snapshot))
     config = {"configurable": {"thread_id": thread_id}}
+    context = Context(protocol=protocol)
     try:
-        graph.invoke({"question": QUESTION}, config, durability="sync")
+        graph.invoke({"question": QUESTION}, config, context=context, durability="sync")
     except ModelCallError:
         model.errors.clear()
-        graph.invoke(None, config, durability="sync")
-    return dict(graph.get_state(config).values)
+        graph.invoke(None, config, context=context, durability="sync")
+    values = dict(graph.get_state(config).values)
+    for record in values.get("audit") or []:  # when each step ran differs between runs
+        record.pop("started_at", None)
+        record.pop("ended_at", None)
+    return values
 
 
 def test_surrogates_from_the_model_run_checkpoint_and_resume_alike(tmp_path: Path, snapshot: Path) -> None:
@@ -82,6 +98,16 @@ def test_surrogates_from_the_model_run_checkpoint_and_resume_alike(tmp_path: Pat
     assert steps[0]["thought"] == "odd \ufffd text" and steps[0]["action"] == "Search[Ed Wood\ufffd]"
     assert steps[0]["observation"].startswith("Could not find Ed Wood\ufffd.")  # searched, not crashed
     assert steps[2]["observation"] == "No more results."
+
+
+def test_surrogates_in_tool_calls_run_checkpoint_and_resume_alike(tmp_path: Path, snapshot: Path) -> None:
+    store = ThreadStore(tmp_path / "threads.db")
+    straight = run_episode(store, snapshot, "straight", fail_at=None, protocol="tools")
+    resumed = run_episode(store, snapshot, "resumed", fail_at=2, protocol="tools")
+    assert straight["status"] == "finished" and straight["answer"] == "yes \ufffd"
+    assert encodable(straight) and straight == resumed
+    assert straight["trajectory"][0]["action"] == "Search[Ed Wood\ufffd]"
+    assert straight["trajectory"][0]["thought"] == "odd \ufffd text"
 
 
 def test_surrogates_through_the_cli(tmp_path: Path, snapshot: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from wikireact import protocol
+from wikireact import protocol, tools_protocol
 from wikireact.eval.baselines import extract_answer
 from wikireact.local_model import has_complete_action
 from wikireact.protocol import cut_at_observation, parse_output
@@ -34,7 +34,10 @@ HOSTILE: dict[str, Callable[[int], str]] = {
     "Answer: + spaces": lambda n: "\n" * n + "Answer: x" + " " * n + "y",
     "unclosed Search[": lambda n: "Search[" * n,
 }
-PARSERS: list[Callable[[str], object]] = [parse_output, cut_at_observation, extract_answer, has_complete_action]
+PARSERS: list[Callable[[str], object]] = [
+    parse_output, cut_at_observation, extract_answer, has_complete_action,
+    lambda text: tools_protocol.parse_tool_calls(text, []),  # the thought beside a tool call
+]
 
 
 @pytest.mark.parametrize("shape", HOSTILE)
@@ -45,7 +48,7 @@ def test_hostile_replies_parse_in_linear_time(shape: str) -> None:
             start = time.perf_counter()
             parse(text)
             elapsed = time.perf_counter() - start
-            assert elapsed < BOUND_S, f"{parse.__name__} on {shape} x{size}: {elapsed:.2f} s"
+            assert elapsed < BOUND_S, f"{getattr(parse, '__name__', parse)} on {shape} x{size}: {elapsed:.2f} s"
 
 
 def test_hostile_page_lines_split_in_linear_time() -> None:
@@ -100,6 +103,7 @@ def test_model_text_parses_as_before(text: str) -> None:
         new, old = protocol._ACTION_LABEL.match(line), OLD_ACTION_LABEL.match(line)
         assert (new and new.group(0, 1)) == (old and old.group(0, 1))
         assert protocol._THOUGHT_LABEL.sub("", line, count=1) == OLD_THOUGHT_LABEL.sub("", line, count=1)
+        assert tools_protocol._THOUGHT_LABEL.sub("", line, count=1) == OLD_THOUGHT_LABEL.sub("", line, count=1)
     assert extract_answer(text) == old_extract_answer(text)
     assert has_complete_action(text) == bool(OLD_COMPLETE_ACTION.search(text))
     for line in text.splitlines():

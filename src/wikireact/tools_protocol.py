@@ -24,6 +24,7 @@ from wikireact.protocol import (
     ParsedOutput,
     cut_at_observation,
     make_action,
+    valid_unicode,
 )
 from wikireact.state import ToolCallRecord
 
@@ -69,7 +70,8 @@ TOOLS: list[dict[str, Any]] = [
     for name, (_, argument) in TOOL_VERBS.items()
 ]
 """The three tools in OpenAI function format (what `bind_tools` sends)."""
-_THOUGHT_LABEL = re.compile(r"^\s*[*_`>#]*\s*thought\s*\d*\s*[*_`]*\s*:[*_`\s]*", re.IGNORECASE)
+# Possessive quantifiers keep it linear on long runs of spaces (see wikireact.protocol).
+_THOUGHT_LABEL = re.compile(r"^\s*+[*_`>#]*+\s*+thought\s*+\d*+\s*+[*_`]*+\s*+:[*_`\s]*+", re.IGNORECASE)
 
 
 def tool_name(verb: ActionName) -> str:
@@ -89,11 +91,22 @@ def calls_of_reply(reply: AIMessage, step: int) -> list[ToolCallRecord]:
     for call in [*reply.tool_calls, *reply.invalid_tool_calls]:
         number = len(calls) + 1
         calls.append(ToolCallRecord(
-            id=str(call.get("id") or f"call_{step}_{number}"),
-            name=str(call.get("name") or ""),
-            args=call.get("args") if call.get("args") is not None else {},
+            id=valid_unicode(str(call.get("id") or f"call_{step}_{number}")),
+            name=valid_unicode(str(call.get("name") or "")),
+            args=_valid_json(call.get("args")) if call.get("args") is not None else {},
         ))
     return calls
+
+
+def _valid_json(value: Any) -> Any:
+    """Return a call's arguments with every string's invalid Unicode replaced (they enter the state)."""
+    if isinstance(value, str):
+        return valid_unicode(value)
+    if isinstance(value, Mapping):
+        return {_valid_json(k): _valid_json(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_valid_json(v) for v in value]
+    return value
 
 
 def render_call(call: Mapping[str, Any]) -> str:
