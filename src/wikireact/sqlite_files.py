@@ -12,10 +12,12 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+from wikireact.errors import ConfigurationError
+
 SQLITE_HEADER = b"SQLite format 3\x00"
 
 
-class ForeignFileError(ValueError):
+class ForeignFileError(ConfigurationError):
     """The file is not wikireact's to write: its message says why, in one line."""
 
 
