@@ -98,7 +98,7 @@ def test_another_programs_database_is_refused_and_left_alone(tmp_path: Path) -> 
     with sqlite3.connect(foreign) as conn:
         conn.execute("CREATE TABLE people(name TEXT)")
     before = foreign.read_bytes()
-    with pytest.raises(ModelCacheError, match="not a wikireact model cache"):
+    with pytest.raises(ModelCacheError, match="another program's SQLite database"):
         SqliteModelCache(foreign)
     assert foreign.read_bytes() == before
     garbage = tmp_path / "garbage.db"

@@ -44,6 +44,13 @@ def other_programs_db(path: Path) -> None:
     conn.close()
 
 
+def other_programs_empty_db(path: Path) -> None:
+    """No tables yet, but marked as another program's by its user_version."""
+    conn = sqlite3.connect(path)
+    conn.execute("PRAGMA user_version = 3")
+    conn.close()
+
+
 def other_programs_wal_db(path: Path) -> None:
     conn = sqlite3.connect(path)
     conn.execute("PRAGMA journal_mode=WAL")
@@ -97,6 +104,7 @@ def first_page_then_garbage(path: Path) -> None:
 MAKERS: dict[str, Callable[[Path], None]] = {
     "another program's db": other_programs_db,
     "another program's WAL db": other_programs_wal_db,
+    "another program's empty db": other_programs_empty_db,
     "a conflicting checkpoints table": conflicting_checkpoints_table,
     "LangGraph's own checkpoint db": stock_langgraph_checkpoints,
     "a snapshot": snapshot_file,
@@ -168,6 +176,18 @@ def test_snapshot_import_refuses_files_that_are_not_snapshots(tmp_path: Path, ki
         tmp_path, kind,
         lambda out: runner.invoke(app, ["snapshot", "import", str(pages), "--out", str(out)]),
         "cannot write snapshot",
+    )
+
+
+@pytest.mark.parametrize("kind", list(MAKERS))
+def test_model_cache_refuses_files_that_are_not_model_caches(tmp_path: Path, kind: str, script: str) -> None:
+    snapshot = tmp_path / "wiki.db"
+    snapshot_file(snapshot)
+    refused_untouched(
+        tmp_path, kind,
+        lambda cache: runner.invoke(app, ["ask", QUESTION, "--model", script, "--wiki", str(snapshot),
+                                          "--model-cache", str(cache)]),
+        "cannot use model cache",
     )
 
 

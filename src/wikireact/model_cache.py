@@ -36,6 +36,7 @@ from pydantic import ConfigDict, PrivateAttr
 
 from wikireact.call_metadata import CALL_INDEX_KEY
 from wikireact.errors import ConfigurationError
+from wikireact.sqlite_files import ForeignFileError, check_writable_as
 
 _TABLE = "wikireact_model_cache"
 _SCHEMA = f"CREATE TABLE IF NOT EXISTS {_TABLE}(key TEXT PRIMARY KEY, call TEXT NOT NULL, reply TEXT NOT NULL)"
@@ -53,12 +54,12 @@ class SqliteModelCache(BaseCache):
         self.path = path
         self._lock = threading.Lock()
         try:
+            check_writable_as(path, frozenset({_TABLE}))
+        except ForeignFileError as exc:
+            raise ModelCacheError(f"cannot use model cache {path}: {exc}") from None
+        try:
             path.parent.mkdir(parents=True, exist_ok=True)
             self._conn = sqlite3.connect(path, check_same_thread=False)
-            tables = {row[0] for row in self._conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-            if tables and _TABLE not in tables:
-                self._conn.close()
-                raise ModelCacheError(f"{path} is not a wikireact model cache (it holds other tables)")
             self._conn.execute("PRAGMA journal_mode=WAL")
             self._conn.execute(_SCHEMA)
             self._conn.commit()
