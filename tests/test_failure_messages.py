@@ -18,7 +18,9 @@ from conftest import GOOD_RUN, PAGES, QUESTION
 from typer.testing import CliRunner
 
 import wikireact.cli.app as cli
+from wikireact import MemorySource
 from wikireact.cli.app import app
+from wikireact.wiki.factory import open_source
 from wikireact.wiki.snapshot import SnapshotStore
 
 runner = CliRunner()
@@ -174,6 +176,37 @@ def test_snapshot_import_on_a_full_disk_keeps_an_existing_snapshot(
     disk_pages(None)
     after = SnapshotStore.open_readonly(snapshot)
     assert (after.count(), after.meta("snapshot_id")) == (pages, snapshot_id)
+
+
+def test_a_full_disk_under_the_page_file_stops_the_episode_resumably(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import wikireact.wiki.live
+
+    recording = tmp_path / "record.db"
+    connect = sqlite3.connect
+    full = {"yes": True}
+
+    def capped(*args: Any, **kwargs: Any) -> sqlite3.Connection:
+        conn = connect(*args, **kwargs)
+        if full["yes"] and str(args[0]) == str(recording):
+            conn.execute("PRAGMA max_page_count = 12")  # the schema fits, a long page does not
+        return conn
+
+    monkeypatch.setattr(sqlite3, "connect", capped)
+    pages = {**PAGES, "Scott Derrickson": PAGES["Scott Derrickson"] + " He makes films." * 1000}
+    monkeypatch.setattr(wikireact.wiki.live, "LiveSource", lambda: MemorySource(pages))  # no network
+    db = tmp_path / "threads.db"
+    args = ["--model", write_script(tmp_path, GOOD_RUN), "--wiki", f"record:{recording}", "--db", str(db)]
+    stopped = runner.invoke(app, ["ask", QUESTION, *args, "--thread-id", "t1", "--json"])
+    assert stopped.exit_code == 1
+    one_line(stopped, f"the page file {recording} cannot be used (database or disk is full)",
+             f"wikireact resume t1 --db {db}")
+    full["yes"] = False
+    open_source.cache_clear()
+    resumed = runner.invoke(app, ["resume", "t1", "--db", str(db), "--json"])
+    assert resumed.exit_code == 0, resumed.output
+    assert json.loads(resumed.stdout)["answer"] == "yes"
 
 
 # A corrupt page in a snapshot

@@ -154,3 +154,14 @@ def test_failures_are_not_cached(tmp_path: Path, wiki: FakeMediaWiki) -> None:
         mock.add_callback(responses.GET, URL, callback=lambda r: (200, {}, __import__("json").dumps(
             wiki.reply(dict(parse_qsl(urlparse(r.url).query, keep_blank_values=True))))))
         assert isinstance(cached.fetch("Ed Wood"), Page)
+
+
+def test_invalid_unicode_in_a_reply_is_repaired_and_cached(
+    api: responses.RequestsMock, wiki: FakeMediaWiki, tmp_path: Path
+) -> None:
+    wiki.pages["Odd"] = "Odd \ud800 text is here."  # JSON carries it as "\ud800"
+    wiki.search_results["Od"] = ["Odd", "Bad \udfff title"]
+    cached = CachedSource(live(), SnapshotStore.create(tmp_path / "cache.db"))
+    assert search(cached, "Odd").observation == "Odd \ufffd text is here."
+    assert search(cached, "Od").observation == "Could not find Od. Similar: ['Odd', 'Bad \ufffd title']."
+    assert search(SnapshotSource.open(tmp_path / "cache.db"), "Odd").observation == "Odd \ufffd text is here."

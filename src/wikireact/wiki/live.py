@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextvars
 import json
 import random
+import sqlite3
 import time
 import warnings
 from collections.abc import Callable, Iterator
@@ -23,6 +24,7 @@ import requests
 import wikipedia
 import wikipedia.wikipedia as wikipedia_module
 
+from wikireact.protocol import valid_unicode
 from wikireact.wiki.base import (
     Disambiguation,
     Page,
@@ -171,9 +173,9 @@ class LiveSource:
         with self._active():
             try:
                 page = wikipedia.page(title, auto_suggest=False, redirect=True)
-                return Page(page.title, page.content)
+                return Page(valid_unicode(page.title), valid_unicode(page.content))
             except wikipedia.exceptions.DisambiguationError as exc:
-                return Disambiguation(str(exc.title), [str(o) for o in exc.options])
+                return Disambiguation(valid_unicode(str(exc.title)), [valid_unicode(str(o)) for o in exc.options])
             except wikipedia.exceptions.PageError:
                 return None
 
@@ -182,7 +184,7 @@ class LiveSource:
         with self._active():
             # `.fn` bypasses the package's unbounded in-process memo: caching is the
             # SQLite cache's job, and a memo would hide requests from the counters.
-            return [str(t) for t in wikipedia.search.fn(query, results=limit)]
+            return [valid_unicode(str(t)) for t in wikipedia.search.fn(query, results=limit)]
 
 
 class CachedSource:
@@ -204,7 +206,8 @@ class CachedSource:
 
     def fetch(self, title: str) -> Page | Disambiguation | None:
         """From the file if known, else from the inner source (then stored)."""
-        known, result = self.store.lookup(title, fuzzy=False)
+        with self._file_usable():
+            known, result = self.store.lookup(title, fuzzy=False)
         if known:
             return result
         result = self.inner.fetch(title)
@@ -215,14 +218,28 @@ class CachedSource:
         else:
             row = (title, "missing", "")
         redirect = [(title, "redirect", row[0])] if row[0] != title else []
-        self.store.put_many([row, *redirect])  # one transaction
+        with self._file_usable():
+            self.store.put_many([row, *redirect])  # one transaction
         return result
 
     def similar(self, query: str, limit: int = 5) -> list[str]:
         """Return recorded results for this query, else the inner source's (then recorded)."""
-        recorded = self.store.recorded_search(query)
+        with self._file_usable():
+            recorded = self.store.recorded_search(query)
         if recorded is not None:
             return recorded[:limit]
         titles = self.inner.similar(query, limit)
-        self.store.record_search(query, titles)
+        with self._file_usable():
+            self.store.record_search(query, titles)
         return titles
+
+    @contextmanager
+    def _file_usable(self) -> Iterator[None]:
+        """Turn a failure of the cache or recording file (e.g. a full disk) into an outage.
+
+        Nothing is observed: the episode stops, resumably, and says which file failed.
+        """
+        try:
+            yield
+        except sqlite3.Error as exc:
+            raise WikiUnavailableError(f"the page file {self.store.path} cannot be used ({exc}).") from None
