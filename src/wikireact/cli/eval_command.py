@@ -17,7 +17,8 @@ from wikireact.errors import EpisodeStoppedError
 from wikireact.eval.dataset import DatasetError
 from wikireact.eval.harness import EvalConfig, EvalError, run_eval
 from wikireact.eval.methods import METHODS
-from wikireact.eval.report import comparison_table, load_report
+from wikireact.eval.report import categories_table, comparison_table
+from wikireact.eval.runs import Run
 from wikireact.exemplars import PromptFileError
 from wikireact.model_cache import ModelCacheError
 from wikireact.models import MissingApiKeyError, ModelConfigurationError, load_chat_model
@@ -29,12 +30,17 @@ wide = console if console.is_terminal else Console(width=220)
 
 def report_command(
     dirs: Annotated[list[Path], typer.Argument(metavar="DIR...", help="output directories of finished runs")],
+    paper: Annotated[bool, typer.Option("--paper", help="add the ReAct paper's Table 1 EM rows (PaLM-540B)")] = False,
+    plot: Annotated[Path | None, typer.Option(metavar="FILE", help="write EM/F1 per run to FILE.png or FILE.svg")] = None,
+    html: Annotated[Path | None, typer.Option(metavar="FILE", help="write a self-contained trajectory browser")] = None,
+    wide_table: Annotated[bool, typer.Option("--wide", help="every metric, not only EM/F1/finish/steps")] = False,
 ) -> None:
-    """Compare finished runs in one table (each DIR holds a report.json)."""
+    """Compare finished runs (each DIR holds a report.json): tables, and optionally a plot and a browser."""
     from wikireact.cli.app import fail
+    from wikireact.cli.report_command import eval_report
 
     try:
-        wide.print(comparison_table([load_report(Path(d)) for d in dirs]))
+        eval_report([str(d) for d in dirs], console=wide, paper=paper, wide=wide_table, plot=plot, html=html)
     except EvalError as exc:
         fail(str(exc))
 
@@ -70,6 +76,7 @@ def eval_command(
     offline: Annotated[bool, typer.Option("--offline", help="= --model local --wiki offline")] = False,
     protocol: Annotated[str, typer.Option(
         metavar="text|tools", help="how ReAct/Act episodes call actions: text lines or native tool calls")] = "text",
+    wide_table: Annotated[bool, typer.Option("--wide", help="every metric in the table, not only EM/F1/finish/steps")] = False,
 ) -> None:
     """Evaluate a method on the HotpotQA-style questions in DATASET."""
     from wikireact.cli.app import errors, fail
@@ -109,7 +116,9 @@ def eval_command(
         fail(str(exc))
     except EpisodeStoppedError as exc:
         fail(f"{str(exc).rstrip('.')}. Finished questions are saved in {out}: continue later with --resume", 1)
-    wide.print(comparison_table([report]))
+    finished = [Run(out, report, out.name)]
+    wide.print(comparison_table(finished, wide=wide_table))
+    wide.print(categories_table(finished))
     console.print(Text(f"report: {out / 'report.json'}  trajectories: {out / 'trajectories.jsonl'}"))
     cache = report.get("model_cache")
     if cache:

@@ -22,6 +22,8 @@ class Item:
     id: str
     question: str
     answer: str
+    pages: tuple[str, ...] = ()
+    """Titles of the pages the answer needs (HotpotQA's `supporting_facts`), when given."""
 
 
 def load_dataset(path: Path) -> list[Item]:
@@ -56,7 +58,8 @@ def load_dataset(path: Path) -> list[Item]:
         raw_id = record.get("_id", index)
         if isinstance(raw_id, bool) or not isinstance(raw_id, str | int) or not str(raw_id).strip():
             raise DatasetError(f"dataset {path}: item {index} has an _id that is not text or a whole number")
-        items.append(Item(str(raw_id), record["question"].strip(), record["answer"]))
+        items.append(Item(str(raw_id), record["question"].strip(), record["answer"],
+                          _supporting_pages(record.get("supporting_facts"))))
     _refuse_duplicate_ids(path, items)
     return items
 
@@ -75,6 +78,14 @@ def _refuse_duplicate_ids(path: Path, items: list[Item]) -> None:
             f"dataset {path}: duplicate question ids {shown}{more}; every _id must be unique "
             "(an item without _id takes its index as id)"
         )
+
+
+def _supporting_pages(facts: object) -> tuple[str, ...]:
+    """Titles named by HotpotQA's `supporting_facts` (`[[title, sentence index], ...]`), in order."""
+    if not isinstance(facts, list):
+        return ()
+    titles = [f[0] for f in facts if isinstance(f, list) and f and isinstance(f[0], str) and f[0].strip()]
+    return tuple(dict.fromkeys(titles))
 
 
 def sample(items: list[Item], limit: int | None, seed: int | None) -> list[Item]:

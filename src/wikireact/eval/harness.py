@@ -32,6 +32,7 @@ from langchain_core.language_models import BaseChatModel
 
 from wikireact.context import Context
 from wikireact.errors import ConfigurationError
+from wikireact.eval.categories import categorize
 from wikireact.eval.dataset import file_digest, load_dataset, sample
 from wikireact.eval.methods import EPISODE_METHODS, METHODS, Method, MethodSettings, run_method
 from wikireact.eval.metrics import summarize
@@ -273,6 +274,7 @@ def run_eval(
 
         def one(item: Any, seed: int) -> None:
             record = run_method(config.method, item, seed, method_settings)
+            record["category"] = categorize(record, item.pages)
             with lock:
                 sink.write(json.dumps(record, ensure_ascii=False) + "\n")
                 sink.flush()

@@ -6,6 +6,8 @@ import statistics
 from collections.abc import Iterable
 from typing import Any
 
+from wikireact.eval.categories import count_categories
+
 METRICS = [
     "em", "f1", "finish_rate", "invalid_action_rate", "wiki_requests_per_question", "mean_steps",
     "input_tokens", "output_tokens", "model_calls", "latency_mean_s", "latency_p95_s",
@@ -47,7 +49,11 @@ def seed_metrics(records: list[dict[str, Any]]) -> dict[str, float]:
 
 
 def summarize(records: Iterable[dict[str, Any]]) -> dict[str, Any]:
-    """Per-seed metrics, and their mean and standard deviation across seeds."""
+    """Per-seed metrics, their mean and standard deviation across seeds, and category counts.
+
+    `categories` counts the error categories over all records (questions x seeds);
+    `categories_per_seed` per seed, where each seed's counts sum to its questions.
+    """
     by_seed: dict[int, list[dict[str, Any]]] = {}
     for record in records:
         by_seed.setdefault(record["seed"], []).append(record)
@@ -57,4 +63,6 @@ def summarize(records: Iterable[dict[str, Any]]) -> dict[str, Any]:
         values = [m[name] for m in per_seed.values()]
         mean[name] = _mean(values)
         std[name] = statistics.stdev(values) if len(values) > 1 else 0.0
-    return {"per_seed": {str(k): v for k, v in per_seed.items()}, "mean": mean, "std": std}
+    return {"per_seed": {str(k): v for k, v in per_seed.items()}, "mean": mean, "std": std,
+            "categories": count_categories(r for rs in by_seed.values() for r in rs),
+            "categories_per_seed": {str(k): count_categories(rs) for k, rs in sorted(by_seed.items())}}

@@ -1,0 +1,32 @@
+"""`wikireact eval report DIR... [--paper] [--wide] [--plot FILE] [--html FILE]`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rich.console import Console
+
+from wikireact.eval.report import categories_table, comparison_table
+from wikireact.eval.runs import load_runs
+
+
+def eval_report(directories: list[str], *, console: Console, paper: bool = False, wide: bool = False,
+                plot: Path | None = None, html: Path | None = None) -> None:
+    """Print the comparison and category tables of finished runs; write the plot and page asked for.
+
+    Raises:
+        EvalError: a folder is not a finished run, or a file cannot be written (one line).
+    """
+    runs = load_runs([Path(d) for d in directories])
+    console.print(comparison_table(runs, paper=paper, wide=wide))
+    console.print(categories_table(runs))
+    if plot is not None:
+        from wikireact.eval.plot import write_plot
+
+        write_plot(runs, plot, paper=paper)
+        console.print(f"plot: {plot}", highlight=False, markup=False)
+    if html is not None:
+        from wikireact.eval.html_report import write_html
+
+        write_html(runs, html, paper=paper)
+        console.print(f"trajectory browser: {html}", highlight=False, markup=False)

@@ -1,0 +1,161 @@
+"""Finished evaluation runs read back from their folders, checked before anything uses them."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from wikireact.eval.categories import CATEGORIES, count_categories
+from wikireact.eval.harness import RECORDS, REPORT, EvalError
+
+REQUIRED_METRICS = ("em", "f1")
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def check_report(path: Path, data: Any) -> dict[str, Any]:
+    """Return `data` if it has the shape of a wikireact report, else raise EvalError naming the defect."""
+
+    def bad(what: str) -> EvalError:
+        return EvalError(f"{path} is not a wikireact report: {what}")
+
+    if not isinstance(data, dict):
+        raise bad("not a JSON object")
+    settings, metrics = data.get("settings"), data.get("metrics")
+    if not isinstance(settings, dict) or not isinstance(settings.get("method"), str):
+        raise bad("settings.method is missing")
+    if not isinstance(metrics, dict):
+        raise bad("metrics is missing")
+    for part in ("mean", "std", "per_seed"):
+        if not isinstance(metrics.get(part), dict):
+            raise bad(f"metrics.{part} is missing")
+    for key in REQUIRED_METRICS:
+        if key not in metrics["mean"]:
+            raise bad(f"metrics.mean.{key} is missing")
+    for part in ("mean", "std"):
+        for key, value in metrics[part].items():
+            if not _is_number(value):
+                raise bad(f"metrics.{part}.{key} is not a number")
+    for seed, values in metrics["per_seed"].items():
+        if not isinstance(values, dict) or not _is_number(values.get("questions", 0)):
+            raise bad(f"metrics.per_seed.{seed} is not a set of metrics")
+    categories = metrics.get("categories")
+    if categories is not None and (not isinstance(categories, dict)
+                                   or not all(_is_number(v) for v in categories.values())):
+        raise bad("metrics.categories is not a set of counts")
+    return data
+
+
+@dataclass(frozen=True)
+class Run:
+    """One finished evaluation: its folder, its report and the label that names it in tables."""
+
+    directory: Path
+    report: dict[str, Any]
+    name: str
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        """The run's recorded settings."""
+        return dict(self.report["settings"])
+
+    @property
+    def metrics(self) -> dict[str, Any]:
+        """The run's metrics (per seed, mean, std, categories)."""
+        return dict(self.report["metrics"])
+
+    @property
+    def method(self) -> str:
+        """The evaluated method."""
+        return str(self.settings["method"])
+
+    @property
+    def details(self) -> str:
+        """Model and, when recorded, protocol: what besides the folder tells runs apart."""
+        model = str(self.settings.get("model") or "?")
+        if model.startswith("scripted:"):  # a test script's path says little and is long
+            model = "scripted:" + Path(model.removeprefix("scripted:")).name
+        parts = [model]
+        if self.settings.get("protocol"):
+            parts.append(str(self.settings["protocol"]))
+        return " · ".join(parts)
+
+    @property
+    def questions(self) -> int:
+        """Questions per seed."""
+        per_seed = self.metrics["per_seed"]
+        return int(next(iter(per_seed.values())).get("questions", 0)) if per_seed else 0
+
+    @property
+    def seeds(self) -> int:
+        """Seeds the run repeated every question with."""
+        return len(self.metrics["per_seed"]) or int(self.settings.get("seeds") or 0)
+
+    def metric(self, key: str) -> tuple[float, float] | None:
+        """Mean and standard deviation across seeds of a metric, or None if not recorded."""
+        mean, std = self.metrics["mean"].get(key), self.metrics["std"].get(key, 0.0)
+        return None if mean is None else (float(mean), float(std))
+
+    def records(self) -> list[dict[str, Any]]:
+        """Return the per-question records of `trajectories.jsonl` (unreadable lines skipped)."""
+        path = self.directory / RECORDS
+        try:
+            lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+        except FileNotFoundError:
+            raise EvalError(f"no {RECORDS} in {self.directory}") from None
+        except OSError as exc:
+            raise EvalError(f"cannot read {path}: {exc.strerror or exc}") from None
+        records = []
+        for line in lines:
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if isinstance(record, dict) and isinstance(record.get("id"), str) \
+                    and isinstance(record.get("gold"), str) and isinstance(record.get("seed", 0), int):
+                records.append(record)
+        return records
+
+    def categories(self) -> dict[str, int] | None:
+        """Category counts over all seeds: from the report, else tagged from the records, else None."""
+        recorded = self.metrics.get("categories")
+        if isinstance(recorded, dict):
+            return {key: int(recorded.get(key, 0)) for key in CATEGORIES}
+        try:
+            records = self.records()
+        except EvalError:
+            return None
+        return count_categories(records) if records else None
+
+
+def load_report(directory: Path) -> dict[str, Any]:
+    """Read and check `DIR/report.json`; every problem is one EvalError line."""
+    path = directory / REPORT
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise EvalError(f"no {REPORT} in {directory} (did the run finish?)") from None
+    except IsADirectoryError:
+        raise EvalError(f"{path} is a directory, not a report") from None
+    except UnicodeDecodeError:
+        raise EvalError(f"{path} is not UTF-8 text") from None
+    except json.JSONDecodeError as exc:
+        raise EvalError(f"{path} is not valid JSON (line {exc.lineno}: {exc.msg})") from None
+    except OSError as exc:
+        raise EvalError(f"cannot read {path}: {exc.strerror or exc}") from None
+    return check_report(path, data)
+
+
+def load_runs(directories: Sequence[Path]) -> list[Run]:
+    """Load every run; each is named by its folder, or by the path given when folder names clash."""
+    names = [d.resolve().name or str(d) for d in directories]
+    runs = []
+    for directory, name in zip(directories, names):
+        label = str(directory) if names.count(name) > 1 else name
+        runs.append(Run(directory, load_report(directory), label))
+    return runs
