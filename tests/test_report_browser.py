@@ -1,0 +1,131 @@
+"""The trajectory browser (`eval report --html`) rendered by a real headless Chromium.
+
+Chromium runs the page's own script; filters and opened questions are set through the
+page's address (`#tag=...&open=...`), the same state the filter controls write.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+from test_report import make_runs
+from typer.testing import CliRunner
+
+from wikireact.cli.app import app
+
+
+def chromium() -> str:
+    """Return Debian's chromium, or skip (fail under CI=true, where .ci/run installs it)."""
+    found = shutil.which("chromium") or shutil.which("chromium-browser")
+    if found:
+        return found
+    reason = "headless Chromium is not installed (Debian: apt-get install -y chromium)"
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(reason + "; CI must have it (.ci/run installs it)")
+    pytest.skip(reason)
+
+
+class Dom(HTMLParser):
+    """The parts of the rendered page the tests look at."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.sections: list[dict[str, str | None]] = []
+        self.rows: list[dict[str, str | None]] = []
+        self.trajectories = 0
+        self.kinds: list[str] = []
+        self.ids: set[str] = set()
+        self.shown: str | None = None
+        self._in_kind = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = dict(attrs)
+        classes = (a.get("class") or "").split()
+        if a.get("id"):
+            self.ids.add(str(a["id"]))
+        if tag == "section" and "q" in classes:
+            self.sections.append(a)
+        elif tag == "tr" and "result" in classes:
+            self.rows.append(a)
+        elif "trajectory" in classes:
+            self.trajectories += 1
+        elif a.get("id") == "shown":
+            self.shown = a.get("data-count")
+        self._in_kind = "kind" in classes
+
+    def handle_data(self, data: str) -> None:
+        if self._in_kind:
+            self.kinds.append(data.split(" · ")[-1])
+            self._in_kind = False
+
+
+@pytest.fixture(scope="module")
+def page(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("browser")
+    runs = make_runs(root)
+    # hostile text in a record must stay text on the page
+    records = runs[0] / "trajectories.jsonl"
+    lines = [json.loads(line) for line in records.read_text().splitlines()]
+    lines[0]["answer"] = '</script><b id="pwned">x</b><!--'
+    records.write_text("".join(json.dumps(r) + "\n" for r in lines))
+    target = root / "cmp.html"
+    result = CliRunner().invoke(app, ["eval", "report", *map(str, runs), "--paper", "--html", str(target)])
+    assert result.exit_code == 0, result.output
+    return target
+
+
+def render(page: Path, fragment: str, tmp_path: Path) -> Dom:
+    """Load the page in headless Chromium and parse the DOM its script built."""
+    command = [chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+               "--no-first-run", "--disable-extensions", f"--user-data-dir={tmp_path / 'profile'}",
+               "--dump-dom", page.as_uri() + fragment]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    dom = Dom()
+    dom.feed(done.stdout)
+    return dom
+
+
+def visible(items: list[dict[str, str | None]]) -> list[dict[str, str | None]]:
+    return [item for item in items if "hidden" not in item]
+
+
+def test_page_lists_every_question_and_run(page: Path, tmp_path: Path) -> None:
+    dom = render(page, "", tmp_path)
+    assert len(dom.sections) == 4 and len(visible(dom.sections)) == 4
+    assert len(dom.rows) == 4 * 3 and len(visible(dom.rows)) == 12
+    assert {r["data-run"] for r in dom.rows} == {"0", "1", "2"}
+    assert dom.shown == "4"
+    assert "pwned" not in dom.ids  # the hostile answer stayed text
+    assert dom.trajectories == 0  # nothing opened yet
+
+
+def test_filters_by_tag_status_and_run(page: Path, tmp_path: Path) -> None:
+    correct = render(page, "#tag=correct", tmp_path)
+    assert [s["id"] for s in visible(correct.sections)] == ["q-q2"] and correct.shown == "1"
+    assert {r["data-tag"] for r in visible(correct.rows)} == {"correct"} and len(visible(correct.rows)) == 2
+    none = render(page, "#run=2&status=finished", tmp_path)  # the CoT run never finishes an episode
+    assert none.shown == "0" and not visible(none.sections)
+    cot = render(page, "#run=2", tmp_path)
+    assert {r["data-run"] for r in visible(cot.rows)} == {"2"} and cot.shown == "4"
+
+
+def test_a_question_opens_to_side_by_side_trajectories(page: Path, tmp_path: Path) -> None:
+    opened = render(page, "#open=q2", tmp_path)
+    assert opened.trajectories == 3  # react, act, cot side by side
+    assert {"executed", "invalid", "finish"} <= set(opened.kinds)
+    one = render(page, "#open=q2&run=1", tmp_path)
+    assert one.trajectories == 1
+
+
+def test_page_needs_no_network(page: Path) -> None:
+    text = page.read_text()
+    assert "<link" not in text and "<script src" not in text and "<img" not in text
+    assert "url(" not in text.split('<script id="data"')[0]
+    assert "http://" not in text.split('<script id="data"')[0] and "https://" not in text.split('<script id="data"')[0]
