@@ -182,3 +182,18 @@ def test_missing_run_and_report_only_flags(tmp_path: Path) -> None:
     assert missing.exit_code == 2 and "no report.json" in one_line(missing.stderr)
     misplaced = CliRunner().invoke(app, ["eval", str(tmp_path / "data.json"), "--paper"])
     assert misplaced.exit_code == 2 and "apply to `eval report" in one_line(misplaced.stderr)
+
+
+def test_runs_from_before_categories_are_tagged_from_their_trajectories(runs: list[Path], tmp_path: Path) -> None:
+    old = tmp_path / "old-react"
+    shutil.copytree(runs[0], old)
+    report = json.loads((old / "report.json").read_text())
+    expected = report["metrics"].pop("categories")
+    (old / "report.json").write_text(json.dumps(report))
+    records = [json.loads(line) for line in (old / "trajectories.jsonl").read_text().splitlines()]
+    for record in records:
+        del record["category"]
+        for step in record["trajectory"]:
+            step.pop("kind", None)  # records written before steps had kinds
+    (old / "trajectories.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    assert load_runs([old])[0].categories() == expected

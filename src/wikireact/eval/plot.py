@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from wikireact.eval.harness import EvalError
-from wikireact.eval.paper import PAPER_EM, PAPER_LABEL
+from wikireact.eval.paper import PAPER_EM, PAPER_MODEL
 from wikireact.eval.runs import Run
 
 FORMATS = (".png", ".svg")
@@ -36,7 +36,7 @@ def write_plot(runs: list[Run], path: Path, *, paper: bool = False) -> None:
         marked = [(p, PAPER_EM[run.method]) for p, run in zip(positions, runs) if run.method in PAPER_EM]
         if marked:
             axes.scatter([p - BAR_WIDTH / 2 for p, _ in marked], [em for _, em in marked], marker="D",
-                         color="black", zorder=3, label=f"{PAPER_LABEL} EM")
+                         color="black", zorder=3, label=f"paper EM ({PAPER_MODEL}, a different model)")
     axes.set_xticks(positions, [f"{run.name}\n{run.method}" for run in runs], fontsize=8)
     axes.set_ylabel("score (%), mean ± std across seeds")
     axes.set_ylim(0, 100)
