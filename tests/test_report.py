@@ -197,3 +197,38 @@ def test_runs_from_before_categories_are_tagged_from_their_trajectories(runs: li
             step.pop("kind", None)  # records written before steps had kinds
     (old / "trajectories.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
     assert load_runs([old])[0].categories() == expected
+
+
+@pytest.mark.parametrize(("columns", "flags"), [(80, []), (100, []), (80, ["--wide"])])
+def test_report_at_a_real_terminal_width(runs: list[Path], columns: int, flags: list[str]) -> None:
+    """`eval report` in a pseudo-terminal of 80 and 100 columns: nothing wider, nothing cut."""
+    import os
+    import pty
+    import re
+    import subprocess
+    import sys
+
+    leader, follower = pty.openpty()
+    env = {**os.environ, "COLUMNS": str(columns), "LINES": "50", "TERM": "xterm-256color",
+           "PYTHONPATH": os.pathsep.join(sys.path)}
+    env.pop("NO_COLOR", None)
+    process = subprocess.Popen([sys.executable, "-m", "wikireact", "eval", "report", *map(str, runs), "--paper", *flags],
+                               stdin=follower, stdout=follower, stderr=follower, env=env)
+    os.close(follower)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # the child closed the terminal
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    assert process.wait(timeout=60) == 0
+    os.close(leader)
+    text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", b"".join(chunks).decode()).replace("\r", "")
+    assert "paper (PaLM-540B)" in text and "react-run" in text
+    assert max(len(line) for line in text.splitlines()) <= columns
+    assert "…" not in text
+    if flags:
+        assert "p95 s" in text and "(4/4)" in text  # every metric, in tables that fit

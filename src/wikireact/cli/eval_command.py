@@ -17,7 +17,7 @@ from wikireact.errors import EpisodeStoppedError
 from wikireact.eval.dataset import DatasetError
 from wikireact.eval.harness import EvalConfig, EvalError, run_eval
 from wikireact.eval.methods import METHODS
-from wikireact.eval.report import categories_table, comparison_table
+from wikireact.eval.report import categories_table, comparison_tables
 from wikireact.eval.runs import Run
 from wikireact.exemplars import PromptFileError
 from wikireact.model_cache import ModelCacheError
@@ -117,7 +117,8 @@ def eval_command(
     except EpisodeStoppedError as exc:
         fail(f"{str(exc).rstrip('.')}. Finished questions are saved in {out}: continue later with --resume", 1)
     finished = [Run(out, report, out.name)]
-    wide.print(comparison_table(finished, wide=wide_table))
+    for table in comparison_tables(finished, width=wide.width, wide=wide_table):
+        wide.print(table)
     wide.print(categories_table(finished))
     console.print(Text(f"report: {out / 'report.json'}  trajectories: {out / 'trajectories.jsonl'}"))
     cache = report.get("model_cache")

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from wikireact.eval.report import categories_table, comparison_table
+from wikireact.eval.report import categories_table, comparison_tables
 from wikireact.eval.runs import load_runs
 
 
@@ -18,7 +18,8 @@ def eval_report(directories: list[str], *, console: Console, paper: bool = False
         EvalError: a folder is not a finished run, or a file cannot be written (one line).
     """
     runs = load_runs([Path(d) for d in directories])
-    console.print(comparison_table(runs, paper=paper, wide=wide))
+    for table in comparison_tables(runs, width=console.width, paper=paper, wide=wide):
+        console.print(table)
     console.print(categories_table(runs))
     if plot is not None:
         from wikireact.eval.plot import write_plot
