@@ -181,7 +181,7 @@ def test_missing_run_and_report_only_flags(tmp_path: Path) -> None:
     missing = CliRunner().invoke(app, ["eval", "report", str(tmp_path / "nowhere")])
     assert missing.exit_code == 2 and "no report.json" in one_line(missing.stderr)
     misplaced = CliRunner().invoke(app, ["eval", str(tmp_path / "data.json"), "--paper"])
-    assert misplaced.exit_code == 2 and "apply to `eval report" in one_line(misplaced.stderr)
+    assert misplaced.exit_code == 2 and "No such option: --paper" in misplaced.stderr  # a report option
 
 
 def test_runs_from_before_categories_are_tagged_from_their_trajectories(runs: list[Path], tmp_path: Path) -> None:
