@@ -141,7 +141,9 @@ def test_rows_name_their_run_model_and_protocol(runs: list[Path], tmp_path: Path
     result = CliRunner().invoke(app, ["eval", "report", str(runs[0]), str(tools)])
     assert result.exit_code == 0, result.output
     assert "react-run" in result.stdout and "react-tools" in result.stdout
-    assert "groq:qwen/qwen3.6-27b · tools" in result.stdout
+    assert "groq:qwen/qwen3.6-27b · tools" in result.stdout and "scripted:script.json · text" in result.stdout
+    alone = CliRunner().invoke(app, ["eval", "report", str(runs[0])])
+    assert "scripted:script.json" in alone.stdout and "· text" not in alone.stdout  # the default goes unsaid
 
 
 def test_same_folder_names_are_told_apart(runs: list[Path], tmp_path: Path) -> None:

@@ -58,6 +58,8 @@ class Run:
     directory: Path
     report: dict[str, Any]
     name: str
+    show_protocol: bool = True
+    """Whether labels name the protocol (`load_runs`: when the runs' protocols differ or are not text)."""
 
     @property
     def settings(self) -> dict[str, Any]:
@@ -81,7 +83,7 @@ class Run:
         if model.startswith("scripted:"):  # a test script's path says little and is long
             model = "scripted:" + Path(model.removeprefix("scripted:")).name
         parts = [model]
-        if self.settings.get("protocol"):
+        if self.settings.get("protocol") and self.show_protocol:
             parts.append(str(self.settings["protocol"]))
         return " · ".join(parts)
 
@@ -154,8 +156,8 @@ def load_report(directory: Path) -> dict[str, Any]:
 def load_runs(directories: Sequence[Path]) -> list[Run]:
     """Load every run; each is named by its folder, or by the path given when folder names clash."""
     names = [d.resolve().name or str(d) for d in directories]
-    runs = []
-    for directory, name in zip(directories, names):
-        label = str(directory) if names.count(name) > 1 else name
-        runs.append(Run(directory, load_report(directory), label))
-    return runs
+    reports = [load_report(d) for d in directories]
+    protocols = {str(r["settings"].get("protocol") or "text") for r in reports}
+    show_protocol = protocols != {"text"}
+    return [Run(directory, report, str(directory) if names.count(name) > 1 else name, show_protocol)
+            for directory, report, name in zip(directories, reports, names)]
