@@ -13,6 +13,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from wikireact import MemorySource
+from wikireact.threads import ThreadStore
 
 PAGES = {
     "Scott Derrickson": (
@@ -52,10 +53,15 @@ def wiki() -> MemorySource:
     return MemorySource(PAGES, redirects={"Edward D. Wood Jr.": "Ed Wood"})
 
 
-@pytest.fixture(params=["memory", "sqlite"])
+@pytest.fixture(params=["memory", "sqlite", "wikireact"])
 def checkpointer(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[BaseCheckpointSaver]:
+    """InMemorySaver, the stock SqliteSaver, and wikireact's saver (as `ThreadStore` opens it)."""
     if request.param == "memory":
         yield InMemorySaver()
+    elif request.param == "wikireact":
+        store = ThreadStore(tmp_path / "threads.db")
+        yield store.saver
+        store.close()
     else:
         conn = sqlite3.connect(tmp_path / "checkpoints.db", check_same_thread=False)
         yield SqliteSaver(conn)

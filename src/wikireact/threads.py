@@ -9,22 +9,18 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-import zlib
 from pathlib import Path
 from typing import Any
-
-from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
-from langgraph.checkpoint.sqlite import SqliteSaver
 
 from wikireact.context import Context
 from wikireact.errors import ConfigurationError
 from wikireact.paths import data_dir
+from wikireact.saver import CompactSqliteSaver, CompressingSerializer
 from wikireact.sqlite_files import ForeignFileError, check_writable_as
 
 SCHEMA_VERSION = 1
 MARKER_TABLES = frozenset({"wikireact_threads"})
 """A file holding these tables is a checkpoint file; any other non-empty file is refused."""
-COMPRESS_OVER = 1024
 SNAPSHOT_ID_KEY = "_snapshot_id"
 """Stored beside a thread's settings: the id of the snapshot it started on."""
 _SCHEMA = """
@@ -35,41 +31,6 @@ CREATE TABLE IF NOT EXISTS wikireact_threads(
     created REAL NOT NULL
 )
 """
-
-
-class CompressingSerializer(JsonPlusSerializer):
-    """LangGraph's serializer, with zlib on values over 1 KiB (page text shrinks ~4x)."""
-
-    def dumps_typed(self, obj: Any) -> tuple[str, bytes]:
-        """Serialize, compressing large payloads and tagging their type."""
-        kind, data = super().dumps_typed(obj)
-        if len(data) > COMPRESS_OVER:
-            return f"{kind}+zlib", zlib.compress(data, 1)
-        return kind, data
-
-    def loads_typed(self, data: tuple[str, bytes]) -> Any:
-        """Deserialize, decompressing tagged payloads."""
-        kind, payload = data
-        if kind.endswith("+zlib"):
-            return super().loads_typed((kind.removesuffix("+zlib"), zlib.decompress(payload)))
-        return super().loads_typed(data)
-
-
-class CompactSqliteSaver(SqliteSaver):
-    """`SqliteSaver` with integer channel versions.
-
-    The stock saver writes each version as a ~50-character string, and every checkpoint
-    repeats one per channel and per node (about 1.6 KiB of a 2.5 KiB checkpoint here);
-    integers say the same in a few bytes. Versions only need to increase.
-    """
-
-    def get_next_version(self, current: Any, channel: None) -> int:  # type: ignore[override]
-        """Return the next integer version."""
-        if current is None:
-            return 1
-        if isinstance(current, int):
-            return current + 1
-        return int(str(current).split(".")[0]) + 1  # a thread written by the stock saver
 
 
 class ThreadStoreError(ConfigurationError):

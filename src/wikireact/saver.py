@@ -1,0 +1,395 @@
+"""wikireact's SQLite checkpointer: LangGraph's `SqliteSaver` with compact rows.
+
+Per superstep LangGraph saves one checkpoint and, per task, a handful of channel writes.
+On a realistic episode the bookkeeping outweighed the content (bench/checkpoint_growth.py),
+so `CompactSqliteSaver` keeps the stock `checkpoints` table and its queries but:
+
+- writes channel versions as integers, not ~50-character strings;
+- zlib-compresses each checkpoint blob against `ZDICT`, a preset dictionary of the names
+  that every checkpoint repeats (channels, nodes, fields), and stores metadata as compact JSON;
+- stores each task's writes as ONE row of `task_writes` (their packed, compressed values)
+  instead of one `writes` row per channel, each repeating thread, checkpoint and task ids.
+
+Threads written by the stock layout are moved to `task_writes` when a file is opened. Reads
+(`get_tuple`, `list`, `get_delta_channel_history`) return what `SqliteSaver` would.
+`CompressingSerializer` is the value serializer used with it.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+import zlib
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any, cast
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import (
+    WRITES_IDX_MAP,
+    ChannelVersions,
+    Checkpoint,
+    CheckpointMetadata,
+    CheckpointTuple,
+    DeltaChannelHistory,
+    PendingWrite,
+    get_checkpoint_id,
+    get_checkpoint_metadata,
+    writes_sort_key,
+)
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.checkpoint.sqlite.utils import search_where
+
+COMPRESS_OVER = 1024
+"""Values larger than this are zlib-compressed by `CompressingSerializer` (page text ~4x)."""
+SQUEEZE_OVER = 48
+"""Checkpoint blobs and packed writes larger than this are compressed against `ZDICT`."""
+
+_NAMES = (
+    "msgpack null bytes json ~__pregel_pull, ~__pregel_push, __pregel_tasks __interrupt__ "
+    "__error__ __resume__ __scheduled__ __start__ __input__ __end__ branch:to: "
+    "wiki_requests input_tokens output_tokens format_error action_text state_key repeat_of "
+    "executed invalid repeat finish rejected raw kind thought action observation name argument "
+    "Search Lookup Finish Thought: Action: (Result  / No more results. "
+    "question answer status steps page_title page_sentences lookup_cursors page_key proposals "
+    "current trajectory usage running finished budget_exhausted repetition_halted "
+    "reason parse act observe v ts id channel_values channel_versions versions_seen "
+    "updated_channels branch:to:reason branch:to:parse branch:to:act branch:to:observe"
+).split(" ")
+ZDICT = b"".join(bytes([0xA0 | min(len(n), 31)]) + n.encode()[:31] for n in _NAMES)
+"""zlib preset dictionary: msgpack-encoded names. FROZEN: stored blobs depend on its bytes;
+to change it, add a new tag next to `_ZD1` and keep this one readable."""
+_ZD1 = "+zd1"
+_RAW_WRITES, _ZD1_WRITES = b"\x00", b"\x01"
+_WRITE_HEAD = struct.Struct("<iHHI")
+
+_TASK_WRITES = """
+CREATE TABLE IF NOT EXISTS task_writes (
+    thread_id TEXT NOT NULL,
+    checkpoint_ns TEXT NOT NULL DEFAULT '',
+    checkpoint_id TEXT NOT NULL,
+    task_id TEXT NOT NULL,
+    task_path TEXT NOT NULL DEFAULT '',
+    data BLOB NOT NULL,
+    PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, task_id)
+)
+"""
+_ANCESTORS = (
+    "WITH RECURSIVE chain(checkpoint_id, parent_checkpoint_id, type, checkpoint) AS ("
+    "SELECT checkpoint_id, parent_checkpoint_id, type, checkpoint FROM checkpoints "
+    "WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ? UNION ALL "
+    "SELECT c.checkpoint_id, c.parent_checkpoint_id, c.type, c.checkpoint "
+    "FROM chain a CROSS JOIN checkpoints c ON c.checkpoint_id = a.parent_checkpoint_id "
+    "WHERE c.thread_id = ? AND c.checkpoint_ns = ?) SELECT checkpoint_id, type, checkpoint FROM chain"
+)
+
+Write = tuple[int, str, str, bytes]
+"""A stored write: index in its task, channel, serialized type tag, serialized value."""
+TaskWrites = list[tuple[str, Write]]
+"""A checkpoint's writes with their task ids, in `writes_sort_key` order."""
+
+
+def squeeze(data: bytes) -> bytes | None:
+    """Compress `data` against `ZDICT`; None when that does not make it smaller."""
+    if len(data) <= SQUEEZE_OVER:
+        return None
+    packer = zlib.compressobj(6, zdict=ZDICT)
+    packed = packer.compress(data) + packer.flush()
+    return packed if len(packed) < len(data) else None
+
+
+def unsqueeze(data: bytes) -> bytes:
+    """Undo `squeeze`."""
+    unpacker = zlib.decompressobj(zdict=ZDICT)
+    return unpacker.decompress(data) + unpacker.flush()
+
+
+def pack_writes(writes: Iterable[Write]) -> bytes:
+    """Serialize one task's writes into one blob (compressed when that helps)."""
+    parts = []
+    for idx, channel, type_, value in writes:
+        name, kind = channel.encode(), type_.encode()
+        parts.append(_WRITE_HEAD.pack(idx, len(name), len(kind), len(value)) + name + kind + value)
+    raw = b"".join(parts)
+    squeezed = squeeze(raw)
+    return _RAW_WRITES + raw if squeezed is None else _ZD1_WRITES + squeezed
+
+
+def unpack_writes(blob: bytes) -> list[Write]:
+    """Return the writes packed by `pack_writes`, in stored order."""
+    raw = unsqueeze(blob[1:]) if blob[:1] == _ZD1_WRITES else blob[1:]
+    out, at, head = [], 0, _WRITE_HEAD.size
+    while at < len(raw):
+        idx, name_len, kind_len, value_len = _WRITE_HEAD.unpack_from(raw, at)
+        at += head
+        channel = raw[at:at + name_len].decode()
+        at += name_len
+        type_ = raw[at:at + kind_len].decode()
+        at += kind_len
+        out.append((idx, channel, type_, raw[at:at + value_len]))
+        at += value_len
+    return out
+
+
+class CompressingSerializer(JsonPlusSerializer):
+    """LangGraph's serializer, with zlib on values over 1 KiB (page text shrinks ~4x)."""
+
+    def dumps_typed(self, obj: Any) -> tuple[str, bytes]:
+        """Serialize, compressing large payloads and tagging their type."""
+        kind, data = super().dumps_typed(obj)
+        if len(data) > COMPRESS_OVER:
+            return f"{kind}+zlib", zlib.compress(data, 1)
+        return kind, data
+
+    def loads_typed(self, data: tuple[str, bytes]) -> Any:
+        """Deserialize, decompressing tagged payloads."""
+        kind, payload = data
+        if kind.endswith("+zlib"):
+            return super().loads_typed((kind.removesuffix("+zlib"), zlib.decompress(payload)))
+        return super().loads_typed(data)
+
+
+class CompactSqliteSaver(SqliteSaver):
+    """`SqliteSaver` with integer versions, compressed checkpoints and one row per task's writes."""
+
+    def setup(self) -> None:
+        """Create the tables; move writes stored by the stock layout into `task_writes`."""
+        if self.is_setup:
+            return
+        super().setup()
+        self.conn.execute(_TASK_WRITES)
+        if self.conn.execute("SELECT 1 FROM writes LIMIT 1").fetchone() is not None:
+            self._adopt_stock_writes()
+        self.conn.commit()
+
+    def _adopt_stock_writes(self) -> None:
+        rows = self.conn.execute(
+            "SELECT thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, "
+            "value FROM writes ORDER BY thread_id, checkpoint_ns, checkpoint_id, task_id, idx"
+        ).fetchall()
+        grouped: dict[tuple[str, str, str, str, str], list[Write]] = {}
+        for thread_id, ns, cid, task_id, path, idx, channel, type_, value in rows:
+            grouped.setdefault((thread_id, ns, cid, task_id, path), []).append(
+                (idx, channel, type_ or "", value or b""))
+        self.conn.executemany(
+            "INSERT OR REPLACE INTO task_writes VALUES (?, ?, ?, ?, ?, ?)",
+            [(*key, pack_writes(writes)) for key, writes in grouped.items()],
+        )
+        self.conn.execute("DELETE FROM writes")
+
+    def get_next_version(self, current: Any, channel: None) -> int:  # type: ignore[override]
+        """Return the next integer version (versions only need to increase)."""
+        if current is None:
+            return 1
+        if isinstance(current, int):
+            return current + 1
+        return int(str(current).split(".")[0]) + 1  # a thread written by the stock saver
+
+    def _load_checkpoint(self, type_: str, blob: bytes) -> Checkpoint:
+        if type_.endswith(_ZD1):
+            return cast(Checkpoint, self.serde.loads_typed((type_.removesuffix(_ZD1), unsqueeze(blob))))
+        return cast(Checkpoint, self.serde.loads_typed((type_, blob)))
+
+    def put(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        """Save a checkpoint (compressed) with its metadata (compact JSON)."""
+        configurable = config["configurable"]
+        thread_id, ns = str(configurable["thread_id"]), configurable["checkpoint_ns"]
+        type_, blob = self.serde.dumps_typed(checkpoint)
+        if (squeezed := squeeze(blob)) is not None:
+            type_, blob = type_ + _ZD1, squeezed
+        meta = json.dumps(get_checkpoint_metadata(config, metadata), ensure_ascii=False,
+                          separators=(",", ":")).encode("utf-8", "ignore")
+        with self.cursor() as cur:
+            cur.execute(
+                "INSERT OR REPLACE INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, "
+                "parent_checkpoint_id, type, checkpoint, metadata) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (thread_id, ns, checkpoint["id"], configurable.get("checkpoint_id"), type_, blob, meta),
+            )
+        return {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns,
+                                 "checkpoint_id": checkpoint["id"]}}
+
+    def put_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        """Store a task's writes in its one row, with `SqliteSaver`'s replace/ignore rules."""
+        configurable = config["configurable"]
+        key = (str(configurable["thread_id"]), str(configurable["checkpoint_ns"]),
+               str(configurable["checkpoint_id"]), task_id)
+        replace = all(channel in WRITES_IDX_MAP for channel, _ in writes)
+        new = [(WRITES_IDX_MAP.get(channel, idx), channel, *self.serde.dumps_typed(value))
+               for idx, (channel, value) in enumerate(writes)]
+        with self.cursor() as cur:
+            cur.execute("INSERT OR IGNORE INTO task_writes VALUES (?, ?, ?, ?, ?, ?)",
+                        (*key, task_path, pack_writes(new)))
+            if cur.rowcount == 1:
+                return
+            row = cur.execute(
+                "SELECT data FROM task_writes WHERE thread_id = ? AND checkpoint_ns = ? "
+                "AND checkpoint_id = ? AND task_id = ?", key).fetchone()
+            merged = {w[0]: w for w in unpack_writes(row[0])}
+            for write in new:
+                if replace or write[0] not in merged:
+                    merged[write[0]] = write
+            cur.execute(
+                "UPDATE task_writes SET data = ? WHERE thread_id = ? AND checkpoint_ns = ? "
+                "AND checkpoint_id = ? AND task_id = ?",
+                (pack_writes(sorted(merged.values(), key=lambda w: w[0])), *key))
+
+    def _pending_writes(self, cur: Any, thread_id: str, ns: str, checkpoint_id: str) -> list[PendingWrite]:
+        cur.execute(
+            "SELECT task_id, task_path, data FROM task_writes WHERE thread_id = ? "
+            "AND checkpoint_ns = ? AND checkpoint_id = ?", (thread_id, ns, checkpoint_id))
+        found = [(path, task_id, write) for task_id, path, data in cur.fetchall()
+                 for write in unpack_writes(data)]
+        found.sort(key=lambda f: writes_sort_key(f[0], f[1], f[2][0]))
+        return [(task_id, w[1], self.serde.loads_typed((w[2], w[3]))) for _, task_id, w in found]
+
+    def _tuple(self, cur: Any, row: Sequence[Any], with_writes: bool = True) -> CheckpointTuple:
+        thread_id, ns, checkpoint_id, parent_id, type_, blob, metadata = row
+        return CheckpointTuple(
+            {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns,
+                              "checkpoint_id": checkpoint_id}},
+            self._load_checkpoint(type_, blob),
+            cast(CheckpointMetadata, json.loads(metadata) if metadata is not None else {}),
+            {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns,
+                              "checkpoint_id": parent_id}} if parent_id else None,
+            self._pending_writes(cur, thread_id, ns, checkpoint_id) if with_writes else [],
+        )
+
+    def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        """Return the checkpoint `config` names (or the thread's latest) with its pending writes."""
+        configurable = config["configurable"]
+        thread_id, ns = str(configurable["thread_id"]), configurable.get("checkpoint_ns", "")
+        columns = "thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata"
+        with self.cursor(transaction=False) as cur:
+            if checkpoint_id := get_checkpoint_id(config):
+                cur.execute(f"SELECT {columns} FROM checkpoints WHERE thread_id = ? AND "
+                            "checkpoint_ns = ? AND checkpoint_id = ?", (thread_id, ns, checkpoint_id))
+            else:
+                cur.execute(f"SELECT {columns} FROM checkpoints WHERE thread_id = ? AND "
+                            "checkpoint_ns = ? ORDER BY checkpoint_id DESC LIMIT 1", (thread_id, ns))
+            row = cur.fetchone()
+            return None if row is None else self._tuple(cur, row)
+
+    def list(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> Iterator[CheckpointTuple]:
+        """List checkpoints newest first, as `SqliteSaver.list` does."""
+        yield from self._list(config, filter=filter, before=before, limit=limit, with_writes=True)
+
+    def list_checkpoints(self, config: RunnableConfig) -> Iterator[CheckpointTuple]:
+        """List a thread's checkpoints newest first, without their pending writes (cheaper)."""
+        yield from self._list(config, with_writes=False)
+
+    def _list(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+        with_writes: bool,
+    ) -> Iterator[CheckpointTuple]:
+        where, params = search_where(config, filter, before)
+        query = ("SELECT thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, "
+                 f"checkpoint, metadata FROM checkpoints {where} ORDER BY checkpoint_id DESC")
+        if limit is not None:
+            query, params = query + " LIMIT ?", (*params, limit)
+        with self.cursor(transaction=False) as cur:
+            rows = cur.execute(query, params).fetchall()
+            for row in rows:
+                yield self._tuple(cur, row, with_writes)
+
+    def delete_thread(self, thread_id: str) -> None:
+        """Delete a thread's checkpoints and writes."""
+        super().delete_thread(thread_id)
+        with self.cursor() as cur:
+            cur.execute("DELETE FROM task_writes WHERE thread_id = ?", (str(thread_id),))
+
+    def get_delta_channel_history(
+        self, *, config: RunnableConfig, channels: Sequence[str]
+    ) -> Mapping[str, DeltaChannelHistory]:
+        """Return each channel's seed and writes along the target's ancestors (oldest first).
+
+        Walks parents from the target (excluded) until every channel has found a checkpoint
+        holding its value (its seed), then reads those checkpoints' writes in one query.
+        """
+        if not channels:
+            return {}
+        configurable = config["configurable"]
+        thread_id, ns = str(configurable["thread_id"]), configurable.get("checkpoint_ns", "")
+        target = get_checkpoint_id(config)
+        if not target:
+            latest = self.get_tuple(config)
+            if latest is None:
+                return {ch: {"writes": []} for ch in channels}
+            target = latest.config["configurable"]["checkpoint_id"]
+        chains: dict[str, list[str]] = {ch: [] for ch in channels}
+        seeds: dict[str, Any] = {}
+        with self.cursor(transaction=False) as cur:
+            rows = self.conn.cursor()
+            rows.execute(_ANCESTORS, (thread_id, ns, target, thread_id, ns))
+            first = rows.fetchone()
+            walked = {first[0]} if first is not None else set()
+            active = set(channels) if first is not None else set()
+            for checkpoint_id, type_, blob in rows:
+                if not active or checkpoint_id in walked:
+                    break
+                walked.add(checkpoint_id)
+                for ch in active:
+                    chains[ch].append(checkpoint_id)
+                values = self._load_checkpoint(type_, blob).get("channel_values") or {}
+                for ch in [ch for ch in active if ch in values]:
+                    seeds[ch] = values[ch]
+                    active.discard(ch)
+            rows.close()  # stops the recursive query early
+            writes = self._writes_of(cur, thread_id, ns, {c for chain in chains.values() for c in chain})
+        out: dict[str, DeltaChannelHistory] = {}
+        for ch in channels:
+            collected: list[PendingWrite] = [
+                (task_id, ch, self.serde.loads_typed((w[2], w[3])))
+                for checkpoint_id in reversed(chains[ch])
+                for task_id, w in writes.get(checkpoint_id, ())
+                if w[1] == ch
+            ]
+            entry: DeltaChannelHistory = {"writes": collected}
+            if ch in seeds:
+                entry["seed"] = seeds[ch]
+            out[ch] = entry
+        return out
+
+    def _writes_of(
+        self, cur: Any, thread_id: str, ns: str, checkpoint_ids: set[str]
+    ) -> dict[str, TaskWrites]:
+        """Return the writes of these checkpoints, each in `writes_sort_key` order."""
+        found: dict[str, list[tuple[str, str, Write]]] = {}
+        ids = sorted(checkpoint_ids)
+        for start in range(0, len(ids), 500):
+            chunk = ids[start:start + 500]
+            cur.execute(
+                "SELECT checkpoint_id, task_id, task_path, data FROM task_writes WHERE thread_id = ? "
+                f"AND checkpoint_ns = ? AND checkpoint_id IN ({','.join('?' * len(chunk))})",
+                (thread_id, ns, *chunk))
+            for checkpoint_id, task_id, path, data in cur.fetchall():
+                found.setdefault(checkpoint_id, []).extend(
+                    (path, task_id, write) for write in unpack_writes(data))
+        out: dict[str, TaskWrites] = {}
+        for checkpoint_id, items in found.items():
+            items.sort(key=lambda f: writes_sort_key(f[0], f[1], f[2][0]))
+            out[checkpoint_id] = [(task_id, write) for _, task_id, write in items]
+        return out

@@ -1,0 +1,132 @@
+"""wikireact's checkpointer: LangGraph's conformance suite, old files, compact storage."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from collections.abc import AsyncIterator, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import GOOD_RUN, QUESTION, thread
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import (
+    ChannelVersions,
+    Checkpoint,
+    CheckpointMetadata,
+    CheckpointTuple,
+)
+from langgraph.checkpoint.sqlite import SqliteSaver
+
+from wikireact import MemorySource, ScriptedChatModel, build_graph
+from wikireact.saver import CompactSqliteSaver, CompressingSerializer, pack_writes, unpack_writes
+from wikireact.threads import ThreadStore
+
+
+class AsyncCompactSaver(CompactSqliteSaver):
+    """The saver with async methods delegating to the sync ones (the suite calls only those)."""
+
+    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        return self.get_tuple(config)
+
+    async def alist(self, config: RunnableConfig | None, *, filter: dict[str, Any] | None = None,
+                    before: RunnableConfig | None = None, limit: int | None = None,
+                    ) -> AsyncIterator[CheckpointTuple]:
+        for item in self.list(config, filter=filter, before=before, limit=limit):
+            yield item
+
+    async def aput(self, config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata,
+                   new_versions: ChannelVersions) -> RunnableConfig:
+        return self.put(config, checkpoint, metadata, new_versions)
+
+    async def aput_writes(self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str,
+                          task_path: str = "") -> None:
+        self.put_writes(config, writes, task_id, task_path)
+
+    async def adelete_thread(self, thread_id: str) -> None:
+        self.delete_thread(thread_id)
+
+
+def test_langgraph_checkpointer_conformance(tmp_path: Path) -> None:
+    conformance = pytest.importorskip("langgraph.checkpoint.conformance")
+    databases = iter(range(100))
+
+    @conformance.checkpointer_test(name="CompactSqliteSaver")
+    async def factory() -> AsyncIterator[CompactSqliteSaver]:
+        conn = sqlite3.connect(tmp_path / f"c{next(databases)}.db", check_same_thread=False)
+        yield AsyncCompactSaver(conn, serde=CompressingSerializer())
+        conn.close()
+
+    report = asyncio.run(conformance.validate(factory))
+    failed = {name: r.failures for name, r in report.results.items() if r.passed is False}
+    assert report.passed_all_base() and report.passed_all(), failed
+
+
+class PreviousSaver(SqliteSaver):
+    """The saver of earlier wikireact versions: the stock layout with integer versions."""
+
+    def get_next_version(self, current: Any, channel: None) -> int:  # type: ignore[override]
+        return 1 if current is None else int(current) + 1
+
+
+def test_a_thread_written_by_the_previous_layout_resumes(tmp_path: Path, wiki: MemorySource) -> None:
+    db = tmp_path / "threads.db"
+    ThreadStore(db).close()
+    model = ScriptedChatModel(outputs=GOOD_RUN, errors={2: TimeoutError("model timed out")})
+    conn = sqlite3.connect(db, check_same_thread=False)
+    previous = PreviousSaver(conn, serde=CompressingSerializer())
+    conn.execute("DROP TABLE task_writes")
+    with pytest.raises(Exception, match="did not answer step 3"):
+        build_graph(previous, model=model, wiki=wiki).invoke({"question": QUESTION}, thread())
+    assert conn.execute("SELECT count(*) FROM writes").fetchone()[0] > 0
+    conn.close()
+
+    store = ThreadStore(db)  # moves the stock `writes` rows into `task_writes`
+    assert store.conn.execute("SELECT count(*) FROM writes").fetchone()[0] == 0
+    graph = build_graph(store.saver, model=ScriptedChatModel(outputs=GOOD_RUN), wiki=wiki)
+    assert graph.get_state(thread()).values["steps"] == 2
+    out = graph.invoke(None, thread())
+    assert [s["action"] for s in out["trajectory"]] == [
+        "Search[Scott Derrickson]", "Search[Ed Wood]", "Lookup[born]", "Finish[yes]"]
+    store.close()
+
+
+def test_history_and_states_equal_the_stock_savers(tmp_path: Path, wiki: MemorySource) -> None:
+    def states(saver: Any) -> Iterator[tuple[Any, ...]]:
+        graph = build_graph(saver, model=ScriptedChatModel(outputs=GOOD_RUN), wiki=wiki)
+        graph.invoke({"question": QUESTION}, thread(), durability="sync")
+        for snap in graph.get_state_history(thread()):
+            yield snap.values, snap.next, snap.metadata["step"] if snap.metadata else None
+
+    stock = list(states(SqliteSaver(sqlite3.connect(tmp_path / "s.db", check_same_thread=False))))
+    ours = list(states(ThreadStore(tmp_path / "o.db").saver))
+    assert ours == stock and len(ours) > 12
+
+
+@pytest.mark.parametrize("size", [0, 10, 5000])
+def test_packed_writes_round_trip(size: int) -> None:
+    writes = [(0, "current", "msgpack", b"x" * size), (-3, "__interrupt__", "null", b""),
+              (2, "trajectory", "msgpack+zlib", bytes(range(256)) * 3)]
+    assert unpack_writes(pack_writes(writes)) == writes
+
+
+def test_repeated_writes_of_a_task_follow_the_stock_rules(tmp_path: Path) -> None:
+    """Special writes (interrupts, errors) replace earlier ones; ordinary writes keep the first."""
+    from langgraph.checkpoint.base import empty_checkpoint
+
+    def pending(saver: SqliteSaver) -> list[Any]:
+        config = saver.put({"configurable": {"thread_id": "t", "checkpoint_ns": ""}}, empty_checkpoint(), {}, {})
+        saver.put_writes(config, [("a", 1), ("b", 2)], "task1")
+        saver.put_writes(config, [("__interrupt__", "first")], "task1")
+        saver.put_writes(config, [("a", 10), ("c", 3)], "task1")
+        saver.put_writes(config, [("__interrupt__", "second")], "task1")
+        saver.put_writes(config, [("a", 4)], "task0")
+        found = saver.get_tuple(config)
+        assert found is not None
+        return found.pending_writes or []
+
+    stock = pending(SqliteSaver(sqlite3.connect(tmp_path / "s.db", check_same_thread=False)))
+    ours = pending(ThreadStore(tmp_path / "o.db").saver)
+    assert ours == stock
+    assert ("task1", "__interrupt__", "second") in ours and ("task1", "a", 1) in ours
