@@ -6,7 +6,8 @@ so `CompactSqliteSaver` keeps the stock `checkpoints` table and its queries but:
 
 - writes channel versions as integers, not ~50-character strings;
 - zlib-compresses each checkpoint blob against `ZDICT`, a preset dictionary of the names
-  that every checkpoint repeats (channels, nodes, fields), and stores metadata as compact JSON;
+  that every checkpoint repeats (channels, nodes, fields), and its metadata JSON likewise
+  (`list(filter=...)` then matches metadata in Python instead of with SQL's json_extract);
 - stores each task's writes as ONE row of `task_writes` (their packed, compressed values)
   instead of one `writes` row per channel, each repeating thread, checkpoint and task ids.
 
@@ -131,6 +132,26 @@ def unpack_writes(blob: bytes) -> list[Write]:
     return out
 
 
+def load_metadata(stored: bytes | str | None) -> CheckpointMetadata:
+    """Return a checkpoint's metadata: plain JSON (stock rows) or squeezed JSON."""
+    if stored is None:
+        return cast(CheckpointMetadata, {})
+    if isinstance(stored, bytes) and stored[:1] != b"{":
+        stored = unsqueeze(stored)
+    return cast(CheckpointMetadata, json.loads(stored))
+
+
+def metadata_matches(metadata: Mapping[str, Any], wanted: Mapping[str, Any]) -> bool:
+    """Whether every `key: value` of `wanted` is in `metadata` (dotted keys reach nested values)."""
+    for key, value in wanted.items():
+        found: Any = metadata
+        for part in key.split("."):
+            found = found.get(part) if isinstance(found, Mapping) else None
+        if found != value:
+            return False
+    return True
+
+
 class CompressingSerializer(JsonPlusSerializer):
     """LangGraph's serializer, with zlib on values over 1 KiB (page text shrinks ~4x)."""
 
@@ -197,7 +218,7 @@ class CompactSqliteSaver(SqliteSaver):
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
-        """Save a checkpoint (compressed) with its metadata (compact JSON)."""
+        """Save a checkpoint and its metadata, both compressed."""
         configurable = config["configurable"]
         thread_id, ns = str(configurable["thread_id"]), configurable["checkpoint_ns"]
         type_, blob = self.serde.dumps_typed(checkpoint)
@@ -205,6 +226,7 @@ class CompactSqliteSaver(SqliteSaver):
             type_, blob = type_ + _ZD1, squeezed
         meta = json.dumps(get_checkpoint_metadata(config, metadata), ensure_ascii=False,
                           separators=(",", ":")).encode("utf-8", "ignore")
+        meta = squeeze(meta) or meta
         with self.cursor() as cur:
             cur.execute(
                 "INSERT OR REPLACE INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, "
@@ -260,7 +282,7 @@ class CompactSqliteSaver(SqliteSaver):
             {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns,
                               "checkpoint_id": checkpoint_id}},
             self._load_checkpoint(type_, blob),
-            cast(CheckpointMetadata, json.loads(metadata) if metadata is not None else {}),
+            load_metadata(metadata),
             {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns,
                               "checkpoint_id": parent_id}} if parent_id else None,
             self._pending_writes(cur, thread_id, ns, checkpoint_id) if with_writes else [],
@@ -305,13 +327,15 @@ class CompactSqliteSaver(SqliteSaver):
         limit: int | None = None,
         with_writes: bool,
     ) -> Iterator[CheckpointTuple]:
-        where, params = search_where(config, filter, before)
+        where, params = search_where(config, None, before)
         query = ("SELECT thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, "
                  f"checkpoint, metadata FROM checkpoints {where} ORDER BY checkpoint_id DESC")
-        if limit is not None:
+        if limit is not None and not filter:
             query, params = query + " LIMIT ?", (*params, limit)
         with self.cursor(transaction=False) as cur:
             rows = cur.execute(query, params).fetchall()
+            if filter:
+                rows = [row for row in rows if metadata_matches(load_metadata(row[6]), filter)][:limit]
             for row in rows:
                 yield self._tuple(cur, row, with_writes)
 
