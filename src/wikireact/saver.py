@@ -9,7 +9,10 @@ so `CompactSqliteSaver` keeps the stock `checkpoints` table and its queries but:
   that every checkpoint repeats (channels, nodes, fields), and its metadata JSON likewise
   (`list(filter=...)` then matches metadata in Python instead of with SQL's json_extract);
 - stores each task's writes as ONE row of `task_writes` (their packed, compressed values)
-  instead of one `writes` row per channel, each repeating thread, checkpoint and task ids.
+  instead of one `writes` row per channel, each repeating thread, checkpoint and task ids;
+- records in `checkpoints.snapshots` which delta channels a checkpoint holds a snapshot of,
+  so rebuilding a delta channel walks ancestors without decoding each of them, and caches
+  that ancestry and the ancestors' writes (a checkpoint with a child never changes).
 
 Threads written by the stock layout are moved to `task_writes` when a file is opened. Reads
 (`get_tuple`, `list`, `get_delta_channel_history`) return what `SqliteSaver` would.
@@ -19,8 +22,10 @@ Threads written by the stock layout are moved to `task_writes` when a file is op
 from __future__ import annotations
 
 import json
+import sqlite3
 import struct
 import zlib
+from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, cast
 
@@ -37,7 +42,11 @@ from langgraph.checkpoint.base import (
     get_checkpoint_metadata,
     writes_sort_key,
 )
+from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+from langgraph.checkpoint.serde.types import (
+    _DeltaSnapshot,  # DeltaChannel's stored value (beta API)
+)
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.checkpoint.sqlite.utils import search_where
 
@@ -75,19 +84,25 @@ CREATE TABLE IF NOT EXISTS task_writes (
     PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, task_id)
 )
 """
-_ANCESTORS = (
-    "WITH RECURSIVE chain(checkpoint_id, parent_checkpoint_id, type, checkpoint) AS ("
-    "SELECT checkpoint_id, parent_checkpoint_id, type, checkpoint FROM checkpoints "
+_ANCESTORS = (  # blobs only for rows saved without `snapshots` (by the stock layout)
+    "WITH RECURSIVE chain(checkpoint_id, parent_checkpoint_id, snapshots, type, checkpoint) AS ("
+    "SELECT checkpoint_id, parent_checkpoint_id, snapshots, type, "
+    "CASE WHEN snapshots IS NULL THEN checkpoint END FROM checkpoints "
     "WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ? UNION ALL "
-    "SELECT c.checkpoint_id, c.parent_checkpoint_id, c.type, c.checkpoint "
+    "SELECT c.checkpoint_id, c.parent_checkpoint_id, c.snapshots, c.type, "
+    "CASE WHEN c.snapshots IS NULL THEN c.checkpoint END "
     "FROM chain a CROSS JOIN checkpoints c ON c.checkpoint_id = a.parent_checkpoint_id "
-    "WHERE c.thread_id = ? AND c.checkpoint_ns = ?) SELECT checkpoint_id, type, checkpoint FROM chain"
+    "WHERE c.thread_id = ? AND c.checkpoint_ns = ?) SELECT * FROM chain"
 )
 
 Write = tuple[int, str, str, bytes]
 """A stored write: index in its task, channel, serialized type tag, serialized value."""
 TaskWrites = list[tuple[str, Write]]
 """A checkpoint's writes with their task ids, in `writes_sort_key` order."""
+Node = tuple[str | None, frozenset[str]]
+"""A checkpoint's parent id and the delta channels it holds a value (snapshot) for."""
+CACHED_CHECKPOINTS = 4096
+"""Checkpoints whose ancestry and writes a saver keeps decoded (per cache)."""
 
 
 def squeeze(data: bytes) -> bytes | None:
@@ -173,12 +188,23 @@ class CompressingSerializer(JsonPlusSerializer):
 class CompactSqliteSaver(SqliteSaver):
     """`SqliteSaver` with integer versions, compressed checkpoints and one row per task's writes."""
 
+    def __init__(self, conn: sqlite3.Connection, *, serde: SerializerProtocol | None = None) -> None:
+        """Use `conn`; values are serialized by `serde` (default: LangGraph's)."""
+        super().__init__(conn, serde=serde)
+        self._nodes: OrderedDict[tuple[str, str, str], Node] = OrderedDict()
+        self._writes: OrderedDict[tuple[str, str, str], TaskWrites] = OrderedDict()
+
     def setup(self) -> None:
         """Create the tables; move writes stored by the stock layout into `task_writes`."""
         if self.is_setup:
             return
         super().setup()
         self.conn.execute(_TASK_WRITES)
+        try:
+            self.conn.execute("ALTER TABLE checkpoints ADD COLUMN snapshots TEXT")
+        except sqlite3.OperationalError as exc:
+            if "duplicate column name" not in str(exc):
+                raise
         if self.conn.execute("SELECT 1 FROM writes LIMIT 1").fetchone() is not None:
             self._adopt_stock_writes()
         self.conn.commit()
@@ -227,11 +253,16 @@ class CompactSqliteSaver(SqliteSaver):
         meta = json.dumps(get_checkpoint_metadata(config, metadata), ensure_ascii=False,
                           separators=(",", ":")).encode("utf-8", "ignore")
         meta = squeeze(meta) or meta
+        snapshots = ",".join(sorted(k for k, v in checkpoint["channel_values"].items()
+                                    if isinstance(v, _DeltaSnapshot)))
         with self.cursor() as cur:
+            self._nodes.pop((thread_id, ns, checkpoint["id"]), None)
             cur.execute(
                 "INSERT OR REPLACE INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, "
-                "parent_checkpoint_id, type, checkpoint, metadata) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (thread_id, ns, checkpoint["id"], configurable.get("checkpoint_id"), type_, blob, meta),
+                "parent_checkpoint_id, type, checkpoint, metadata, snapshots) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (thread_id, ns, checkpoint["id"], configurable.get("checkpoint_id"), type_, blob, meta,
+                 snapshots),
             )
         return {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns,
                                  "checkpoint_id": checkpoint["id"]}}
@@ -251,6 +282,7 @@ class CompactSqliteSaver(SqliteSaver):
         new = [(WRITES_IDX_MAP.get(channel, idx), channel, *self.serde.dumps_typed(value))
                for idx, (channel, value) in enumerate(writes)]
         with self.cursor() as cur:
+            self._writes.pop(key[:3], None)
             cur.execute("INSERT OR IGNORE INTO task_writes VALUES (?, ?, ?, ?, ?, ?)",
                         (*key, task_path, pack_writes(new)))
             if cur.rowcount == 1:
@@ -278,10 +310,12 @@ class CompactSqliteSaver(SqliteSaver):
 
     def _tuple(self, cur: Any, row: Sequence[Any], with_writes: bool = True) -> CheckpointTuple:
         thread_id, ns, checkpoint_id, parent_id, type_, blob, metadata = row
+        checkpoint = self._load_checkpoint(type_, blob)
+        self._remember((thread_id, ns, checkpoint_id), parent_id, checkpoint["channel_values"])
         return CheckpointTuple(
             {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns,
                               "checkpoint_id": checkpoint_id}},
-            self._load_checkpoint(type_, blob),
+            checkpoint,
             load_metadata(metadata),
             {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns,
                               "checkpoint_id": parent_id}} if parent_id else None,
@@ -343,6 +377,8 @@ class CompactSqliteSaver(SqliteSaver):
         """Delete a thread's checkpoints and writes."""
         super().delete_thread(thread_id)
         with self.cursor() as cur:
+            self._nodes.clear()
+            self._writes.clear()
             cur.execute("DELETE FROM task_writes WHERE thread_id = ?", (str(thread_id),))
 
     def get_delta_channel_history(
@@ -350,8 +386,10 @@ class CompactSqliteSaver(SqliteSaver):
     ) -> Mapping[str, DeltaChannelHistory]:
         """Return each channel's seed and writes along the target's ancestors (oldest first).
 
-        Walks parents from the target (excluded) until every channel has found a checkpoint
-        holding its value (its seed), then reads those checkpoints' writes in one query.
+        Walks parents from the target (excluded) until every channel has reached a checkpoint
+        holding its value (its seed). Ancestors (their parent and which values they hold) and
+        their writes are cached: a checkpoint with a child never changes, and listing a
+        thread's history walks the same ancestors once per checkpoint.
         """
         if not channels:
             return {}
@@ -364,25 +402,23 @@ class CompactSqliteSaver(SqliteSaver):
                 return {ch: {"writes": []} for ch in channels}
             target = latest.config["configurable"]["checkpoint_id"]
         chains: dict[str, list[str]] = {ch: [] for ch in channels}
-        seeds: dict[str, Any] = {}
+        seed_at: dict[str, str] = {}
         with self.cursor(transaction=False) as cur:
-            rows = self.conn.cursor()
-            rows.execute(_ANCESTORS, (thread_id, ns, target, thread_id, ns))
-            first = rows.fetchone()
-            walked = {first[0]} if first is not None else set()
-            active = set(channels) if first is not None else set()
-            for checkpoint_id, type_, blob in rows:
-                if not active or checkpoint_id in walked:
-                    break
+            node = self._ancestor(cur, thread_id, ns, target)
+            walked, active = {target}, set(channels) if node is not None else set()
+            while node is not None and active and node[0] is not None and node[0] not in walked:
+                checkpoint_id = node[0]
                 walked.add(checkpoint_id)
+                node = self._ancestor(cur, thread_id, ns, checkpoint_id)
+                if node is None:
+                    break
                 for ch in active:
                     chains[ch].append(checkpoint_id)
-                values = self._load_checkpoint(type_, blob).get("channel_values") or {}
-                for ch in [ch for ch in active if ch in values]:
-                    seeds[ch] = values[ch]
-                    active.discard(ch)
-            rows.close()  # stops the recursive query early
-            writes = self._writes_of(cur, thread_id, ns, {c for chain in chains.values() for c in chain})
+                for ch in active & node[1]:
+                    seed_at[ch] = checkpoint_id
+                active -= node[1]
+            seeds = self._seeds(cur, thread_id, ns, seed_at)
+            writes = self._ancestor_writes(cur, thread_id, ns, {c for chain in chains.values() for c in chain})
         out: dict[str, DeltaChannelHistory] = {}
         for ch in channels:
             collected: list[PendingWrite] = [
@@ -397,23 +433,65 @@ class CompactSqliteSaver(SqliteSaver):
             out[ch] = entry
         return out
 
-    def _writes_of(
+    def _remember(self, key: tuple[str, str, str], parent_id: str | None, held: Iterable[str]) -> Node:
+        """Cache and return a checkpoint's parent and the channels it holds values for."""
+        node = self._nodes[key] = (parent_id, frozenset(held) - {""})
+        if len(self._nodes) > CACHED_CHECKPOINTS:
+            self._nodes.popitem(last=False)
+        return node
+
+    def _ancestor(self, cur: Any, thread_id: str, ns: str, checkpoint_id: str) -> Node | None:
+        """Return (parent id, channels with values) of a checkpoint; None if it is unknown.
+
+        On a cache miss, reads the checkpoint and its ancestors in one recursive query,
+        stopping at the first one already cached.
+        """
+        key = (thread_id, ns, checkpoint_id)
+        node = self._nodes.get(key)
+        if node is None:
+            rows = self.conn.cursor()
+            rows.execute(_ANCESTORS, (thread_id, ns, checkpoint_id, thread_id, ns))
+            for found_id, parent_id, snapshots, type_, blob in rows:
+                found = (thread_id, ns, found_id)
+                if found != key and found in self._nodes:
+                    break
+                held = snapshots.split(",") if snapshots is not None else \
+                    self._load_checkpoint(type_, blob)["channel_values"]
+                remembered = self._remember(found, parent_id, held)
+                node = remembered if found == key else node
+            rows.close()  # stops the recursive query early
+        return node
+
+    def _seeds(self, cur: Any, thread_id: str, ns: str, seed_at: dict[str, str]) -> dict[str, Any]:
+        """Return each channel's value stored in the checkpoint named for it."""
+        seeds: dict[str, Any] = {}
+        for checkpoint_id in set(seed_at.values()):
+            type_, blob = cur.execute(
+                "SELECT type, checkpoint FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? "
+                "AND checkpoint_id = ?", (thread_id, ns, checkpoint_id)).fetchone()
+            values = self._load_checkpoint(type_, blob)["channel_values"]
+            seeds.update({ch: values[ch] for ch, at in seed_at.items() if at == checkpoint_id})
+        return seeds
+
+    def _ancestor_writes(
         self, cur: Any, thread_id: str, ns: str, checkpoint_ids: set[str]
     ) -> dict[str, TaskWrites]:
-        """Return the writes of these checkpoints, each in `writes_sort_key` order."""
-        found: dict[str, list[tuple[str, str, Write]]] = {}
-        ids = sorted(checkpoint_ids)
-        for start in range(0, len(ids), 500):
-            chunk = ids[start:start + 500]
+        """Return the writes of these checkpoints (ancestors: final), each in `writes_sort_key` order."""
+        out = {c: self._writes[(thread_id, ns, c)] for c in checkpoint_ids if (thread_id, ns, c) in self._writes}
+        missing = sorted(checkpoint_ids - out.keys())
+        found: dict[str, list[tuple[str, str, Write]]] = {c: [] for c in missing}
+        for start in range(0, len(missing), 500):
+            chunk = missing[start:start + 500]
             cur.execute(
                 "SELECT checkpoint_id, task_id, task_path, data FROM task_writes WHERE thread_id = ? "
                 f"AND checkpoint_ns = ? AND checkpoint_id IN ({','.join('?' * len(chunk))})",
                 (thread_id, ns, *chunk))
             for checkpoint_id, task_id, path, data in cur.fetchall():
-                found.setdefault(checkpoint_id, []).extend(
-                    (path, task_id, write) for write in unpack_writes(data))
-        out: dict[str, TaskWrites] = {}
+                found[checkpoint_id].extend((path, task_id, write) for write in unpack_writes(data))
         for checkpoint_id, items in found.items():
             items.sort(key=lambda f: writes_sort_key(f[0], f[1], f[2][0]))
-            out[checkpoint_id] = [(task_id, write) for _, task_id, write in items]
+            out[checkpoint_id] = self._writes[(thread_id, ns, checkpoint_id)] = [
+                (task_id, write) for _, task_id, write in items]
+        while len(self._writes) > CACHED_CHECKPOINTS:
+            self._writes.popitem(last=False)
         return out

@@ -37,6 +37,7 @@ from wikireact.cli.hints import resume_command
 from wikireact.context import Context, env_flag, validate_question
 from wikireact.errors import EpisodeStoppedError, WikiOutageError, WikireactError
 from wikireact.graph import build_graph
+from wikireact.history import list_checkpoints
 from wikireact.model_cache import CachedChatModel
 from wikireact.models import (
     MissingApiKeyError,
@@ -421,13 +422,12 @@ def history(
     show_transcript(console, question, graph.get_state(config).values)
     console.print(Text(f"Checkpoints, newest first (continue from one: "
                        f"{resume_command(thread_id, db, checkpoint='CHECKPOINT')})", style="bold"))
-    for snap in graph.get_state_history(config):
-        values = snap.values
-        superstep = snap.metadata.get("step") if snap.metadata else "?"
+    for item in list_checkpoints(store.saver, thread_id):
+        superstep = "?" if item.superstep is None else item.superstep
         console.print(
-            f"{snap.config['configurable']['checkpoint_id']}  superstep {superstep:>3}  "
-            f"steps {values.get('steps', 0):>2}  next {','.join(snap.next) or '-':<8}  "
-            f"status {values.get('status', '-')}"
+            f"{item.checkpoint_id}  superstep {superstep:>3}  "
+            f"steps {item.steps:>2}  next {','.join(item.next) or '-':<8}  "
+            f"status {item.status or '-'}"
         )
 
 

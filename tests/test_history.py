@@ -1,0 +1,49 @@
+"""`list_checkpoints` (what `wikireact history` prints) agrees with `get_state_history`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import GOOD_RUN, QUESTION, thread
+from langgraph.checkpoint.memory import InMemorySaver
+
+from wikireact import Context, MemorySource, ScriptedChatModel, build_graph
+from wikireact.history import CheckpointSummary, list_checkpoints
+from wikireact.threads import ThreadStore
+
+
+def from_snapshots(graph, thread_id: str) -> list[CheckpointSummary]:  # type: ignore[no-untyped-def]
+    return [CheckpointSummary(s.config["configurable"]["checkpoint_id"], (s.metadata or {}).get("step"),
+                              s.values.get("steps", 0), s.values.get("status"), tuple(sorted(s.next)))
+            for s in graph.get_state_history(thread(thread_id))]
+
+
+def test_listing_matches_full_snapshots_in_every_situation(tmp_path: Path, wiki: MemorySource) -> None:
+    store = ThreadStore(tmp_path / "threads.db")
+    graph = build_graph(store.saver, model=ScriptedChatModel(outputs=GOOD_RUN), wiki=wiki)
+    graph.invoke({"question": QUESTION}, thread("done"), durability="sync")  # finished
+    failing = build_graph(store.saver, wiki=wiki, model=ScriptedChatModel(
+        outputs=GOOD_RUN, errors={2: TimeoutError("down")}))
+    with pytest.raises(Exception, match="did not answer"):  # failed in the middle
+        failing.invoke({"question": QUESTION}, thread("failed"), durability="sync")
+    graph.invoke({"question": QUESTION}, thread("paused"), context=Context(approve=True))  # interrupted
+    history = list(graph.get_state_history(thread("done")))
+    before_act = next(s for s in history if s.next == ("act",))
+    graph.update_state(before_act.config, {"current": {"action_text": "Search[Ed Wood]"}},
+                       as_node="parse")  # forked
+    for thread_id in ("done", "failed", "paused"):
+        listed = list_checkpoints(store.saver, thread_id)
+        assert listed == from_snapshots(graph, thread_id), thread_id
+        assert len(listed) > 3
+    assert {s.next for s in list_checkpoints(store.saver, "done")} >= {
+        ("__start__",), ("reason",), ("parse",), ("act",), ("observe",), ()}
+    assert list_checkpoints(store.saver, "no-such-thread") == []
+
+
+def test_other_savers_are_listed_from_snapshots(wiki: MemorySource) -> None:
+    saver = InMemorySaver()
+    graph = build_graph(saver, model=ScriptedChatModel(outputs=GOOD_RUN), wiki=wiki)
+    graph.invoke({"question": QUESTION}, thread())
+    listed = list_checkpoints(saver, "t1")
+    assert listed == from_snapshots(graph, "t1") and listed[0].status == "finished"
