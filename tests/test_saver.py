@@ -20,7 +20,8 @@ from langgraph.checkpoint.base import (
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from wikireact import MemorySource, ScriptedChatModel, build_graph
-from wikireact.saver import CompactSqliteSaver, CompressingSerializer, pack_writes, unpack_writes
+from wikireact.compact import CompressingSerializer, pack_writes, unpack_writes
+from wikireact.saver import CompactSqliteSaver
 from wikireact.threads import ThreadStore
 
 

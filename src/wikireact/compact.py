@@ -1,0 +1,133 @@
+"""How wikireact's checkpointer encodes what it stores: small, and readable back exactly.
+
+- `squeeze`: zlib against `ZDICT`, a preset dictionary of the names every checkpoint and
+  write repeats (channels, nodes, fields), so even a 300-byte blob compresses ~2.5x.
+- `pack_writes`: all writes of one task in one blob (one row instead of one per channel).
+- `dump_metadata` / `load_metadata`: checkpoint metadata as squeezed compact JSON
+  (plain JSON, as the stock saver wrote it, still loads).
+- `CompressingSerializer`: LangGraph's value serializer with zlib on large values.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+import zlib
+from collections.abc import Iterable, Mapping
+from typing import Any, cast
+
+from langgraph.checkpoint.base import CheckpointMetadata
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+
+COMPRESS_OVER = 1024
+"""Values larger than this are zlib-compressed by `CompressingSerializer` (page text ~4x)."""
+SQUEEZE_OVER = 48
+"""Blobs larger than this are compressed against `ZDICT` when that makes them smaller."""
+ZD1 = "+zd1"
+"""Type-tag suffix of a checkpoint blob squeezed against `ZDICT`."""
+
+_NAMES = (
+    "msgpack null bytes json ~__pregel_pull, ~__pregel_push, __pregel_tasks __interrupt__ "
+    "__error__ __resume__ __scheduled__ __start__ __input__ __end__ branch:to: "
+    "wiki_requests input_tokens output_tokens format_error action_text state_key repeat_of "
+    "executed invalid repeat finish rejected raw kind thought action observation name argument "
+    "Search Lookup Finish Thought: Action: (Result  / No more results. "
+    "question answer status steps page_title page_sentences lookup_cursors page_key proposals "
+    "current trajectory usage running finished budget_exhausted repetition_halted "
+    "reason parse act observe v ts id channel_values channel_versions versions_seen "
+    "updated_channels branch:to:reason branch:to:parse branch:to:act branch:to:observe"
+).split(" ")
+ZDICT = b"".join(bytes([0xA0 | min(len(n), 31)]) + n.encode()[:31] for n in _NAMES)
+"""zlib preset dictionary: msgpack-encoded names. FROZEN: stored blobs depend on its bytes;
+to change it, add a new tag next to `ZD1` and keep this one readable."""
+_RAW_WRITES, _ZD1_WRITES = b"\x00", b"\x01"
+_WRITE_HEAD = struct.Struct("<iHHI")
+
+Write = tuple[int, str, str, bytes]
+"""A stored write: index in its task, channel, serialized type tag, serialized value."""
+
+
+def squeeze(data: bytes) -> bytes | None:
+    """Compress `data` against `ZDICT`; None when that does not make it smaller."""
+    if len(data) <= SQUEEZE_OVER:
+        return None
+    packer = zlib.compressobj(6, zdict=ZDICT)
+    packed = packer.compress(data) + packer.flush()
+    return packed if len(packed) < len(data) else None
+
+
+def unsqueeze(data: bytes) -> bytes:
+    """Undo `squeeze`."""
+    unpacker = zlib.decompressobj(zdict=ZDICT)
+    return unpacker.decompress(data) + unpacker.flush()
+
+
+def pack_writes(writes: Iterable[Write]) -> bytes:
+    """Serialize one task's writes into one blob (squeezed when that helps)."""
+    parts = []
+    for idx, channel, type_, value in writes:
+        name, kind = channel.encode(), type_.encode()
+        parts.append(_WRITE_HEAD.pack(idx, len(name), len(kind), len(value)) + name + kind + value)
+    raw = b"".join(parts)
+    squeezed = squeeze(raw)
+    return _RAW_WRITES + raw if squeezed is None else _ZD1_WRITES + squeezed
+
+
+def unpack_writes(blob: bytes) -> list[Write]:
+    """Return the writes packed by `pack_writes`, in stored order."""
+    raw = unsqueeze(blob[1:]) if blob[:1] == _ZD1_WRITES else blob[1:]
+    out, at, head = [], 0, _WRITE_HEAD.size
+    while at < len(raw):
+        idx, name_len, kind_len, value_len = _WRITE_HEAD.unpack_from(raw, at)
+        at += head
+        channel = raw[at:at + name_len].decode()
+        at += name_len
+        type_ = raw[at:at + kind_len].decode()
+        at += kind_len
+        out.append((idx, channel, type_, raw[at:at + value_len]))
+        at += value_len
+    return out
+
+
+def dump_metadata(metadata: Mapping[str, Any]) -> bytes:
+    """Return checkpoint metadata as compact JSON, squeezed when that helps."""
+    text = json.dumps(metadata, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "ignore")
+    return squeeze(text) or text
+
+
+def load_metadata(stored: bytes | str | None) -> CheckpointMetadata:
+    """Return a checkpoint's metadata: plain JSON (stock rows) or squeezed JSON."""
+    if stored is None:
+        return cast(CheckpointMetadata, {})
+    if isinstance(stored, bytes) and stored[:1] != b"{":  # a zlib stream starts with 0x78
+        stored = unsqueeze(stored)
+    return cast(CheckpointMetadata, json.loads(stored))
+
+
+def metadata_matches(metadata: Mapping[str, Any], wanted: Mapping[str, Any]) -> bool:
+    """Whether every `key: value` of `wanted` is in `metadata` (dotted keys reach nested values)."""
+    for key, value in wanted.items():
+        found: Any = metadata
+        for part in key.split("."):
+            found = found.get(part) if isinstance(found, Mapping) else None
+        if found != value:
+            return False
+    return True
+
+
+class CompressingSerializer(JsonPlusSerializer):
+    """LangGraph's serializer, with zlib on values over 1 KiB (page text shrinks ~4x)."""
+
+    def dumps_typed(self, obj: Any) -> tuple[str, bytes]:
+        """Serialize, compressing large payloads and tagging their type."""
+        kind, data = super().dumps_typed(obj)
+        if len(data) > COMPRESS_OVER:
+            return f"{kind}+zlib", zlib.compress(data, 1)
+        return kind, data
+
+    def loads_typed(self, data: tuple[str, bytes]) -> Any:
+        """Deserialize, decompressing tagged payloads."""
+        kind, payload = data
+        if kind.endswith("+zlib"):
+            return super().loads_typed((kind.removesuffix("+zlib"), zlib.decompress(payload)))
+        return super().loads_typed(data)
