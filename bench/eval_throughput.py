@@ -1,11 +1,13 @@
 """Eval throughput: 64 questions, a scripted model waiting 200 ms per call.
 
-Runs at concurrency 1 and 16. Prints both wall times and the speedup (target: >= 8x).
+Runs at concurrency 1 once and at concurrency 16 three times (median). Prints the wall
+times, the speedup and the efficiency = speedup / 16 (target: >= 0.9).
 """
 
 from __future__ import annotations
 
 import json
+import statistics
 import sys
 import tempfile
 import time
@@ -18,7 +20,9 @@ from wikireact.eval.harness import EvalConfig, run_eval
 
 QUESTIONS = 64
 DELAY_S = 0.2
-TARGET_SPEEDUP = 8.0
+CONCURRENCY = 16
+PARALLEL_RUNS = 3
+TARGET_EFFICIENCY = 0.9
 SCRIPT = ["Thought: look.\nAction: Search[Ed Wood]", "Thought: done.\nAction: Finish[American]"]
 WIKI = {"Ed Wood": "Ed Wood was an American filmmaker. He was born in 1924."}
 
@@ -32,7 +36,7 @@ def wall_time(concurrency: int, tmp: Path) -> float:
     config = EvalConfig(dataset=str(dataset), method="react", model="scripted", wiki="memory",
                         sample_seed=None, concurrency=concurrency)
     start = time.perf_counter()
-    report = run_eval(config, tmp / f"out-{concurrency}", model=ScriptedChatModel(outputs=SCRIPT, delay_s=DELAY_S),
+    report = run_eval(config, tmp / f"out-{concurrency}-{time.monotonic_ns()}", model=ScriptedChatModel(outputs=SCRIPT, delay_s=DELAY_S),
                       wiki=MemorySource(WIKI))
     elapsed = time.perf_counter() - start
     assert report["metrics"]["mean"]["em"] == 1.0
@@ -43,9 +47,9 @@ def run() -> dict[str, float]:
     """Measure both concurrencies and return the figures."""
     with tempfile.TemporaryDirectory() as tmp:
         serial = wall_time(1, Path(tmp))
-        parallel = wall_time(16, Path(tmp))
+        parallel = statistics.median(wall_time(CONCURRENCY, Path(tmp)) for _ in range(PARALLEL_RUNS))
     return {"eval wall s, concurrency 1": serial, "eval wall s, concurrency 16": parallel,
-            "eval speedup": serial / parallel}
+            "eval speedup": serial / parallel, "eval efficiency": serial / parallel / CONCURRENCY}
 
 
 def rows() -> list[Row]:
@@ -53,9 +57,10 @@ def rows() -> list[Row]:
     figures = run()
     return [
         Row("eval wall, 64 q, concurrency 1", figures["eval wall s, concurrency 1"], "s"),
-        Row("eval wall, 64 q, concurrency 16", figures["eval wall s, concurrency 16"], "s"),
-        Row("eval speedup 16 vs 1", figures["eval speedup"], "x", f">= {TARGET_SPEEDUP}",
-            figures["eval speedup"] >= TARGET_SPEEDUP),
+        Row(f"eval wall, 64 q, concurrency 16 (median of {PARALLEL_RUNS})", figures["eval wall s, concurrency 16"], "s"),
+        Row("eval speedup 16 vs 1", figures["eval speedup"], "x"),
+        Row("eval efficiency (speedup / 16)", figures["eval efficiency"], "", f">= {TARGET_EFFICIENCY}",
+            figures["eval efficiency"] >= TARGET_EFFICIENCY),
     ]
 
 
