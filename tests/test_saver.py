@@ -19,7 +19,7 @@ from langgraph.checkpoint.base import (
 )
 from langgraph.checkpoint.sqlite import SqliteSaver
 
-from wikireact import MemorySource, ScriptedChatModel, build_graph
+from wikireact import Context, MemorySource, ScriptedChatModel, build_graph
 from wikireact.compact import CompressingSerializer, pack_writes, unpack_writes
 from wikireact.saver import CompactSqliteSaver
 from wikireact.threads import ThreadStore
@@ -93,16 +93,32 @@ def test_a_thread_written_by_the_previous_layout_resumes(tmp_path: Path, wiki: M
     store.close()
 
 
+LONG_RUN = [f"Thought: {k}.\nAction: {'Search[Ed Wood]' if k % 5 == 0 else f'Lookup[w{k % 3}]'}"
+            for k in range(23)] + ["Thought: done.\nAction: Finish[yes]"]
+"""24 steps: every delta channel passes its snapshot interval (16 writes) at least once."""
+
+
 def test_history_and_states_equal_the_stock_savers(tmp_path: Path, wiki: MemorySource) -> None:
     def states(saver: Any) -> Iterator[tuple[Any, ...]]:
-        graph = build_graph(saver, model=ScriptedChatModel(outputs=GOOD_RUN), wiki=wiki)
-        graph.invoke({"question": QUESTION}, thread(), durability="sync")
+        graph = build_graph(saver, model=ScriptedChatModel(outputs=LONG_RUN), wiki=wiki)
+        graph.invoke({"question": QUESTION}, thread(), durability="sync",
+                     context=Context(max_steps=30, repetition_limit=30))
         for snap in graph.get_state_history(thread()):
             yield snap.values, snap.next, snap.metadata["step"] if snap.metadata else None
 
     stock = list(states(SqliteSaver(sqlite3.connect(tmp_path / "s.db", check_same_thread=False))))
-    ours = list(states(ThreadStore(tmp_path / "o.db").saver))
-    assert ours == stock and len(ours) > 12
+    store = ThreadStore(tmp_path / "o.db")
+    ours = list(states(store.saver))
+    assert ours == stock and len(ours) > 70 and ours[0][0]["steps"] == len(LONG_RUN)
+    snapshots = store.conn.execute("SELECT snapshots FROM checkpoints WHERE snapshots != ''").fetchall()
+    assert {"trajectory", "usage", "current"} <= {name for (row,) in snapshots for name in row.split(",")}
+    fresh = ThreadStore(tmp_path / "o.db")  # no cache: read from the file alone
+    assert list(states_of(fresh.saver)) == stock
+
+
+def states_of(saver: Any) -> Iterator[tuple[Any, ...]]:
+    for snap in build_graph(saver).get_state_history(thread()):
+        yield snap.values, snap.next, snap.metadata["step"] if snap.metadata else None
 
 
 @pytest.mark.parametrize("size", [0, 10, 5000])
