@@ -73,11 +73,9 @@ class PreviousSaver(SqliteSaver):
 
 def test_a_thread_written_by_the_previous_layout_resumes(tmp_path: Path, wiki: MemorySource) -> None:
     db = tmp_path / "threads.db"
-    ThreadStore(db).close()
     model = ScriptedChatModel(outputs=GOOD_RUN, errors={2: TimeoutError("model timed out")})
     conn = sqlite3.connect(db, check_same_thread=False)
     previous = PreviousSaver(conn, serde=CompressingSerializer())
-    conn.execute("DROP TABLE task_writes")
     with pytest.raises(Exception, match="did not answer step 3"):
         build_graph(previous, model=model, wiki=wiki).invoke({"question": QUESTION}, thread())
     assert conn.execute("SELECT count(*) FROM writes").fetchone()[0] > 0
@@ -85,6 +83,7 @@ def test_a_thread_written_by_the_previous_layout_resumes(tmp_path: Path, wiki: M
 
     store = ThreadStore(db)  # moves the stock `writes` rows into `task_writes`
     assert store.conn.execute("SELECT count(*) FROM writes").fetchone()[0] == 0
+    assert store.conn.execute("SELECT count(*) FROM checkpoints WHERE snapshots IS NULL").fetchone()[0] > 8
     graph = build_graph(store.saver, model=ScriptedChatModel(outputs=GOOD_RUN), wiki=wiki)
     assert graph.get_state(thread()).values["steps"] == 2
     out = graph.invoke(None, thread())

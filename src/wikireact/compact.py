@@ -35,7 +35,9 @@ _NAMES = (
     "question answer status steps page_title page_sentences lookup_cursors page_key proposals "
     "current trajectory usage running finished budget_exhausted repetition_halted "
     "reason parse act observe v ts id channel_values channel_versions versions_seen "
-    "updated_channels branch:to:reason branch:to:parse branch:to:act branch:to:observe"
+    "updated_channels branch:to:reason branch:to:parse branch:to:act branch:to:observe "
+    "protocol text tools calls args started_at ended_at approval decision approved edited by "
+    "original_action note verb arguments title keyword attempted audit"
 ).split(" ")
 ZDICT = b"".join(bytes([0xA0 | min(len(n), 31)]) + n.encode()[:31] for n in _NAMES)
 """zlib preset dictionary: msgpack-encoded names. FROZEN: stored blobs depend on its bytes;

@@ -71,7 +71,20 @@ CREATE TABLE IF NOT EXISTS task_writes (
     task_path TEXT NOT NULL DEFAULT '',
     data BLOB NOT NULL,
     PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, task_id)
-)
+) WITHOUT ROWID
+"""
+_CHECKPOINTS = """
+CREATE TABLE IF NOT EXISTS checkpoints (
+    thread_id TEXT NOT NULL,
+    checkpoint_ns TEXT NOT NULL DEFAULT '',
+    checkpoint_id TEXT NOT NULL,
+    parent_checkpoint_id TEXT,
+    type TEXT,
+    checkpoint BLOB,
+    metadata BLOB,
+    snapshots TEXT,
+    PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id)
+) WITHOUT ROWID
 """
 _COLUMNS = "thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata"
 _ANCESTORS = (  # blobs only for rows saved without `snapshots` (by the stock layout)
@@ -115,6 +128,7 @@ class CompactSqliteSaver(SqliteSaver):
         """Create the tables; move writes stored by the stock layout into `task_writes`."""
         if self.is_setup:
             return
+        self.conn.execute(_CHECKPOINTS)  # before the stock saver's: without the rowid index
         super().setup()
         self.conn.execute(_TASK_WRITES)
         try:
