@@ -9,6 +9,7 @@ so `CompactSqliteSaver` keeps the stock `checkpoints` table but (encodings: `wik
   every checkpoint repeats (`list(filter=...)` matches metadata in Python, not in SQL);
 - stores each task's writes as ONE row of `task_writes` instead of one `writes` row per
   channel, each repeating thread, checkpoint and task ids;
+- creates both tables WITHOUT ROWID in new files, so keys are not stored twice (table + index);
 - records in `checkpoints.snapshots` which delta channels a checkpoint holds a snapshot of,
   so rebuilding a delta channel walks ancestors without decoding them, and caches that
   ancestry and the ancestors' writes (a checkpoint that has a child never changes).
