@@ -53,7 +53,7 @@ def squeeze(data: bytes) -> bytes | None:
     """Compress `data` against `ZDICT`; None when that does not make it smaller."""
     if len(data) <= SQUEEZE_OVER:
         return None
-    packer = zlib.compressobj(6, zdict=ZDICT)
+    packer = zlib.compressobj(1, zdict=ZDICT)
     packed = packer.compress(data) + packer.flush()
     return packed if len(packed) < len(data) else None
 
