@@ -1,7 +1,13 @@
-"""Shared fixtures: a small Wikipedia, scripted episodes, parametrized checkpointers."""
+"""Shared fixtures: a small Wikipedia, scripted episodes, parametrized checkpointers, PostgreSQL.
+
+`pg_url` gives each test a fresh database on a throwaway cluster that the session starts
+(`wikireact.pgcluster`: as the `postgres` OS user when run as root) and stops at the end.
+Without PostgreSQL server binaries those tests skip, saying why; under CI=true they fail.
+"""
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,7 +19,8 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from wikireact import MemorySource
-from wikireact.threads import ThreadStore
+from wikireact.pgcluster import PgCluster, PgUnavailableError
+from wikireact.threads import ThreadStore, open_store
 
 PAGES = {
     "Scott Derrickson": (
@@ -53,15 +60,47 @@ def wiki() -> MemorySource:
     return MemorySource(PAGES, redirects={"Edward D. Wood Jr.": "Ed Wood"})
 
 
-@pytest.fixture(params=["memory", "sqlite", "wikireact"])
+@pytest.fixture(scope="session")
+def pg_cluster() -> Iterator[PgCluster]:
+    try:
+        cluster = PgCluster.start()
+    except PgUnavailableError as exc:
+        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+            pytest.fail(f"CI=true and PostgreSQL is unavailable: {exc}")
+        pytest.skip(f"PostgreSQL tests skipped: {exc}")
+    yield cluster
+    cluster.stop()
+
+
+@pytest.fixture
+def pg_url(pg_cluster: PgCluster) -> Iterator[str]:
+    """A fresh, empty database for this test (dropped afterwards)."""
+    url = pg_cluster.create_database()
+    yield url
+    pg_cluster.drop_database(url)
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def db_target(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A `--db` value: a SQLite file, or a fresh PostgreSQL database."""
+    if request.param == "postgres":
+        return str(request.getfixturevalue("pg_url"))
+    return str(tmp_path / "threads.db")
+
+
+@pytest.fixture(params=["memory", "sqlite", "wikireact", "postgres"])
 def checkpointer(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[BaseCheckpointSaver]:
-    """InMemorySaver, the stock SqliteSaver, and wikireact's saver (as `ThreadStore` opens it)."""
+    """InMemorySaver, the stock SqliteSaver, wikireact's saver (as `ThreadStore` opens it), PostgreSQL."""
     if request.param == "memory":
         yield InMemorySaver()
     elif request.param == "wikireact":
         store = ThreadStore(tmp_path / "threads.db")
         yield store.saver
         store.close()
+    elif request.param == "postgres":
+        pg_store = open_store(str(request.getfixturevalue("pg_url")))
+        yield pg_store.saver
+        pg_store.close()
     else:
         conn = sqlite3.connect(tmp_path / "checkpoints.db", check_same_thread=False)
         yield SqliteSaver(conn)

@@ -1,6 +1,6 @@
 """Run or resume one scripted episode in its own process (used by checkpoint tests).
 
-Usage: python episode_worker.py DB THREAD start|resume|fresh
+Usage: python episode_worker.py DB THREAD start|resume|fresh  (DB: a SQLite path or a PostgreSQL URL)
 Prints the episode's output as JSON; exits 3 when the run paused (interrupt).
 """
 
@@ -14,13 +14,14 @@ from conftest import GOOD_RUN, PAGES, QUESTION
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from wikireact import MemorySource, ScriptedChatModel, build_graph
+from wikireact.threads import is_postgres_url, open_store
 
 
 def main() -> int:
     db, thread_id, mode = sys.argv[1:4]
-    conn = sqlite3.connect(db, check_same_thread=False)
+    saver = open_store(db).saver if is_postgres_url(db) else SqliteSaver(sqlite3.connect(db, check_same_thread=False))
     graph = build_graph(
-        SqliteSaver(conn),
+        saver,
         model=ScriptedChatModel(outputs=GOOD_RUN),
         wiki=MemorySource(PAGES),
         interrupt_before=["act"] if mode == "start" else None,

@@ -54,15 +54,15 @@ def test_exception_mid_episode_resumes_without_losing_or_repeating(
     assert wiki.requests == 2
 
 
-def _worker(db: Path, mode: str) -> subprocess.CompletedProcess[str]:
+def _worker(db: str | Path, mode: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, str(HERE / "episode_worker.py"), str(db), "q1", mode],
         capture_output=True, text=True, timeout=120, cwd=HERE,
     )
 
 
-def test_pause_in_one_process_resume_in_another(tmp_path: Path) -> None:
-    db = tmp_path / "threads.db"
+def test_pause_in_one_process_resume_in_another(tmp_path: Path, db_target: str) -> None:
+    db = db_target
     first = _worker(db, "start")
     assert first.returncode == 3, first.stderr
     while (step := _worker(db, "resume")).returncode == 3:

@@ -156,13 +156,18 @@ class CompactSqliteSaver(SqliteSaver):
         )
         self.conn.execute("DELETE FROM writes")
 
-    def get_next_version(self, current: Any, channel: None) -> int:  # type: ignore[override]
-        """Return the next integer version (versions only need to increase)."""
+    def get_next_version(self, current: Any, channel: None) -> Any:
+        """Return the next integer version (versions only need to increase).
+
+        A thread the stock `SqliteSaver` started keeps stock string versions: LangGraph
+        compares (and takes the maximum of) a thread's versions, and an integer next to a
+        string crashed `get_new_channel_versions` with a TypeError.
+        """
         if current is None:
             return 1
         if isinstance(current, int):
             return current + 1
-        return int(str(current).split(".")[0]) + 1  # a thread written by the stock saver
+        return super().get_next_version(current, channel)
 
     def put(
         self,

@@ -1,17 +1,25 @@
-"""Episodes as checkpointed threads in one SQLite file, with the settings each started with.
+"""Episodes as checkpointed threads, with the settings each started with.
 
-The file holds LangGraph's `SqliteSaver` tables plus `wikireact_threads`, which records
-every thread's `Context` so `resume` continues with the same model, wiki and budget.
+`open_store(db)` opens a SQLite file (`ThreadStore`, below) or a PostgreSQL URL
+(`wikireact.threads_postgres.PostgresThreadStore`). Either holds LangGraph's checkpoint
+tables plus `wikireact_threads`, which records every thread's `Context` so `resume`
+continues with the same model, wiki and budget, and either lets at most one process run a
+thread at a time (`runner`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
+from langgraph.checkpoint.base import BaseCheckpointSaver
+
+from wikireact import runlock
 from wikireact.context import Context
 from wikireact.errors import ConfigurationError
 from wikireact.paths import data_dir
@@ -34,7 +42,52 @@ CREATE TABLE IF NOT EXISTS wikireact_threads(
 
 
 class ThreadStoreError(ConfigurationError):
-    """The checkpoint file cannot be used, or a thread is unknown."""
+    """The checkpoint store cannot be used, or a thread is unknown."""
+
+
+class ThreadBusyError(ThreadStoreError):
+    """Another process is running the thread right now."""
+
+
+POSTGRES_SCHEMES = ("postgresql://", "postgres://")
+
+
+def _store_errors() -> tuple[type[Exception], ...]:
+    try:
+        import psycopg
+    except ImportError:
+        return (sqlite3.Error,)
+    return (sqlite3.Error, psycopg.Error)
+
+
+STORE_ERRORS = _store_errors()
+"""Exceptions a checkpoint store raises when its file or server fails mid-run."""
+
+
+def is_postgres_url(db: str | Path | None) -> bool:
+    """Whether `db` names a PostgreSQL database rather than a SQLite file."""
+    return isinstance(db, str) and db.startswith(POSTGRES_SCHEMES)
+
+
+def encode_settings(context: Context, snapshot_id: str | None) -> str:
+    """Return the registry's JSON of a thread's settings (with its snapshot id, if any)."""
+    return json.dumps(context.as_dict() | ({SNAPSHOT_ID_KEY: snapshot_id} if snapshot_id else {}))
+
+
+def decode_settings(text: str) -> dict[str, Any]:
+    """Return the `Context` fields stored by `encode_settings`.
+
+    Threads registered before the tools protocol existed used the text protocol.
+    """
+    stored = {"protocol": "text", **json.loads(text)}
+    stored.pop(SNAPSHOT_ID_KEY, None)
+    return stored
+
+
+def decode_snapshot_id(text: str) -> str | None:
+    """Return the snapshot id stored by `encode_settings` (None: not a snapshot)."""
+    value = json.loads(text).get(SNAPSHOT_ID_KEY)
+    return str(value) if value else None
 
 
 def default_db_path() -> Path:
@@ -42,13 +95,72 @@ def default_db_path() -> Path:
     return data_dir() / "threads.db"
 
 
+class Store(Protocol):
+    """What the CLI and the eval need from a checkpoint store, SQLite or PostgreSQL."""
+
+    location: str
+
+    @property
+    def saver(self) -> BaseCheckpointSaver:
+        """The LangGraph checkpointer."""
+
+    def register(self, thread_id: str, question: str, context: Context, snapshot_id: str | None = None) -> None:
+        """Record a new thread's question and settings (and the snapshot it starts on)."""
+
+    def settings(self, thread_id: str) -> dict[str, Any]:
+        """Return the settings a thread started with."""
+
+    def snapshot_id(self, thread_id: str) -> str | None:
+        """Return the id of the snapshot a thread started on (None: not a snapshot)."""
+
+    def question(self, thread_id: str) -> str:
+        """Return the question a thread started with."""
+
+    def try_claim(self, key: str) -> bool:
+        """Take the run lock on `key` if no process holds it; return whether it was taken."""
+
+    def release(self, key: str) -> None:
+        """Release a run lock taken by `try_claim`."""
+
+    def close(self) -> None:
+        """Release the store's connections."""
+
+
+@contextlib.contextmanager
+def runner(store: Store, thread_id: str) -> Iterator[None]:
+    """Hold `thread_id`'s run lock for the block, or raise `ThreadBusyError` at once."""
+    if not store.try_claim(thread_id):
+        raise ThreadBusyError(
+            f"thread {thread_id!r} is being run by another process right now; "
+            f"wait until it stops, then `wikireact resume {thread_id}` if it did not finish"
+        )
+    try:
+        yield
+    finally:
+        store.release(thread_id)
+
+
+def open_store(db: str | Path | None = None) -> Store:
+    """Open a SQLite checkpoint file (path, default: per-user) or a PostgreSQL URL."""
+    if is_postgres_url(db):
+        try:
+            from wikireact.threads_postgres import PostgresThreadStore
+        except ImportError as exc:
+            raise ThreadStoreError(
+                f"PostgreSQL support is not installed ({exc.name}): pip install 'wikireact[postgres]'"
+            ) from None
+        return PostgresThreadStore(str(db))
+    return ThreadStore(db or default_db_path())
+
+
 class ThreadStore:
-    """A checkpoint file: a `SqliteSaver` and the settings of every thread."""
+    """A checkpoint file: a `SqliteSaver`, the settings of every thread, run locks."""
 
     def __init__(self, path: str | Path) -> None:
         """Open (creating if needed) the checkpoint file at `path`."""
         path = Path(path)
         self.path = path
+        self.location = str(path)
         try:
             check_writable_as(path, MARKER_TABLES)
         except ForeignFileError as exc:
@@ -81,12 +193,11 @@ class ThreadStore:
 
         `snapshot_id` identifies the snapshot the thread starts on, checked on resume.
         """
-        settings = context.as_dict() | ({SNAPSHOT_ID_KEY: snapshot_id} if snapshot_id else {})
         try:
             with self.conn:
                 self.conn.execute(
                     "INSERT INTO wikireact_threads VALUES (?, ?, ?, ?)",
-                    (thread_id, question, json.dumps(settings), time.time()),
+                    (thread_id, question, encode_settings(context, snapshot_id), time.time()),
                 )
         except sqlite3.IntegrityError:
             raise ThreadStoreError(
@@ -109,18 +220,26 @@ class ThreadStore:
 
         Threads registered before the tools protocol existed used the text protocol.
         """
-        stored = {"protocol": "text", **json.loads(self._registered(thread_id)[1])}
-        stored.pop(SNAPSHOT_ID_KEY, None)
-        return stored
+        return decode_settings(self._registered(thread_id)[1])
 
     def snapshot_id(self, thread_id: str) -> str | None:
         """Return the id of the snapshot a thread started on (None: not a snapshot, or unknown)."""
-        value = json.loads(self._registered(thread_id)[1]).get(SNAPSHOT_ID_KEY)
-        return str(value) if value else None
+        return decode_snapshot_id(self._registered(thread_id)[1])
 
     def question(self, thread_id: str) -> str:
         """Return the question a thread started with; raise for an unknown thread."""
         return self._registered(thread_id)[0]
+
+    def try_claim(self, key: str) -> bool:
+        """Take the run lock on `key` (a lock in `FILE.lock`, freed when the process ends)."""
+        try:
+            return runlock.try_lock(self.path.with_name(self.path.name + ".lock"), key)
+        except OSError as exc:
+            raise ThreadStoreError(f"cannot lock threads in {self.path}: {exc}") from None
+
+    def release(self, key: str) -> None:
+        """Release a run lock taken by `try_claim`."""
+        runlock.unlock(self.path.with_name(self.path.name + ".lock"), key)
 
     def close(self) -> None:
         """Close the file."""

@@ -8,11 +8,10 @@ code, never a traceback (set WIKIREACT_DEBUG=1 to see one).
 from __future__ import annotations
 
 import importlib.metadata
-import sqlite3
 import sys
 import uuid
 from collections.abc import Callable
-from contextlib import nullcontext
+from contextlib import closing, nullcontext
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
@@ -46,7 +45,15 @@ from wikireact.models import (
     load_chat_model,
 )
 from wikireact.state import episode_ended
-from wikireact.threads import ThreadStore, ThreadStoreError, default_db_path
+from wikireact.threads import (
+    STORE_ERRORS,
+    Store,
+    ThreadStoreError,
+    default_db_path,
+    is_postgres_url,
+    open_store,
+    runner,
+)
 from wikireact.tool_prompts import bind_protocol_tools
 from wikireact.wiki.factory import WikiConfigurationError, absolute_wiki_spec, open_source
 from wikireact.wiki.snapshot import SnapshotError, SnapshotSource
@@ -79,9 +86,9 @@ WikiOpt = Annotated[str | None, typer.Option(
     help="live, offline, record:PATH.db or a snapshot PATH.db")]
 StepsOpt = Annotated[int | None, typer.Option(
     "--max-steps", metavar="N", show_default="env WIKIREACT_MAX_STEPS, else 7", help="step budget")]
-DbOpt = Annotated[Path | None, typer.Option(
-    "--db", metavar="PATH", show_default="threads.db in the per-user data dir (env WIKIREACT_DATA_DIR)",
-    help="SQLite checkpoint file")]
+DbOpt = Annotated[str | None, typer.Option(
+    "--db", metavar="PATH|URL", show_default="threads.db in the per-user data dir (env WIKIREACT_DATA_DIR)",
+    help="SQLite checkpoint file, or a postgresql:// URL")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="print one JSON object instead of the live view")]
 CacheOpt = Annotated[Path | None, typer.Option(
     "--model-cache", metavar="PATH", show_default="none",
@@ -153,7 +160,7 @@ def _snapshot_id(wiki: str) -> str | None:
     return source.snapshot_id if isinstance(source, SnapshotSource) else None
 
 
-def _check_same_snapshot(store: ThreadStore, thread_id: str, context: Context) -> None:
+def _check_same_snapshot(store: Store, thread_id: str, context: Context) -> None:
     """Refuse to resume a thread on a snapshot other than the one it started on."""
     started_on = store.snapshot_id(thread_id)
     now = _snapshot_id(context.wiki)
@@ -188,7 +195,7 @@ def _decide(prompt: ApprovalPrompt, pending: Any) -> Any:
 
 
 def _drive(
-    store: ThreadStore, payload: Any, thread_id: str, context: Context, quiet: bool,
+    store: Store, payload: Any, thread_id: str, context: Context, quiet: bool,
     start: RunnableConfig | None = None, model: BaseChatModel | None = None, reviewer: str | None = None,
 ) -> dict[str, Any]:
     """Run the episode to its end, showing steps live and asking for approvals.
@@ -221,7 +228,7 @@ def _drive(
 
 
 def _run(
-    store: ThreadStore, payload: Any, thread_id: str, context: Context, as_json: bool,
+    store: Store, payload: Any, thread_id: str, context: Context, as_json: bool,
     hint: str, start: RunnableConfig | None = None, model: BaseChatModel | None = None,
     reviewer: str | None = None,
 ) -> None:
@@ -236,8 +243,8 @@ def _run(
     except EpisodeStoppedError as exc:
         alternative = " (or with --wiki offline)" if isinstance(exc, WikiOutageError) else ""
         fail(f"{str(exc).rstrip('.')}. The episode is saved: continue it later with `{hint}`{alternative}", 1)
-    except sqlite3.Error as exc:  # e.g. a full disk while saving a checkpoint
-        fail(f"cannot save the episode in {store.path}: {exc}. The steps saved so far are kept: "
+    except STORE_ERRORS as exc:  # e.g. a full disk, or the database server went away
+        fail(f"cannot save the episode in {store.location}: {str(exc).strip()}. The steps saved so far are kept: "
              f"once that is fixed, continue with `{hint}`", 1)
     if as_json:
         print(result_json(result, thread_id))
@@ -318,17 +325,17 @@ def ask(
     cached = _cached_model(context, model_cache)
     if cached is None:
         _check_resources(context)
-    store = ThreadStore(db or default_db_path())
     thread_id = thread_id or uuid.uuid4().hex[:12]
-    if _thread_exists(store, thread_id):
-        fail(f"thread {thread_id!r} already exists; continue it with `{resume_command(thread_id, db)}` "
-             "or pick another --thread-id")
-    store.register(thread_id, question, context, snapshot_id=_snapshot_id(context.wiki))
-    _run(store, {"question": question}, thread_id, context, as_json, resume_command(thread_id, db),
-         model=cached, reviewer=reviewer)
+    with closing(open_store(db)) as store, runner(store, thread_id):
+        if _thread_exists(store, thread_id):
+            fail(f"thread {thread_id!r} already exists; continue it with `{resume_command(thread_id, db)}` "
+                 "or pick another --thread-id")
+        store.register(thread_id, question, context, snapshot_id=_snapshot_id(context.wiki))
+        _run(store, {"question": question}, thread_id, context, as_json, resume_command(thread_id, db),
+             model=cached, reviewer=reviewer)
 
 
-def _thread_exists(store: ThreadStore, thread_id: str) -> bool:
+def _thread_exists(store: Store, thread_id: str) -> bool:
     """Whether the checkpoint file already holds a thread with this id."""
     try:
         store.question(thread_id)
@@ -337,15 +344,15 @@ def _thread_exists(store: ThreadStore, thread_id: str) -> bool:
     return True
 
 
-def _existing_store(db: Path | None, thread_id: str) -> ThreadStore:
-    """Open the checkpoint file that holds `thread_id`; never create an empty one."""
+def _existing_store(db: str | None, thread_id: str) -> Store:
+    """Open the checkpoint store that holds `thread_id`; never create an empty SQLite file."""
     path = db or default_db_path()
-    if "://" not in str(path) and not Path(path).exists():
+    if not is_postgres_url(db) and not Path(path).exists():
         fail(f"unknown thread id {thread_id!r}: there is no checkpoint file at {path} (wrong --db?)")
-    return ThreadStore(path)
+    return open_store(db)
 
 
-def _checkpoint_config(store: ThreadStore, thread_id: str, checkpoint_id: str) -> RunnableConfig:
+def _checkpoint_config(store: Store, thread_id: str, checkpoint_id: str) -> RunnableConfig:
     """Return the config of one of the thread's checkpoints; fail if it has no such checkpoint."""
     config: RunnableConfig = {"configurable": {"thread_id": thread_id, "checkpoint_id": checkpoint_id}}
     if store.saver.get_tuple(config) is None:
@@ -353,7 +360,7 @@ def _checkpoint_config(store: ThreadStore, thread_id: str, checkpoint_id: str) -
     return config
 
 
-def _extend_budget(store: ThreadStore, thread_id: str, values: dict[str, Any], max_steps: int | None) -> None:
+def _extend_budget(store: Store, thread_id: str, values: dict[str, Any], max_steps: int | None) -> None:
     """Reopen a thread that ran out of budget when `max_steps` allows more steps, or say why not."""
     steps = values.get("steps", 0)
     status = values.get("status")
@@ -384,24 +391,25 @@ def resume(
     reviewer: ReviewerOpt = None,
 ) -> None:
     """Recap THREAD's question and steps, then continue it with the settings it started with."""
-    store = _existing_store(db, thread_id)
-    question = store.question(thread_id)
-    context = _settings(store.settings(thread_id), model=model, wiki=wiki, max_steps=max_steps, approve=approve)
-    cached = _cached_model(context, model_cache)
-    if cached is None:
-        _check_resources(context)
-    if wiki is None:
-        _check_same_snapshot(store, thread_id, context)
-    start = _checkpoint_config(store, thread_id, from_checkpoint) if from_checkpoint else None
-    values = build_graph(store.saver).get_state(start or thread_config(thread_id)).values
-    if start is None:
-        _extend_budget(store, thread_id, values, max_steps)
-    if not as_json:
-        console.print(Text.assemble(("Resuming thread ", "bold"), clean(thread_id)))
-        show_transcript(console, question, values, status=False)
-    payload = None if values else {"question": question}  # no checkpoint yet: start it again
-    _run(store, payload, thread_id, context, as_json, resume_command(thread_id, db, max_steps), start,
-         model=cached, reviewer=reviewer)
+    with closing(_existing_store(db, thread_id)) as store:
+        question = store.question(thread_id)
+        context = _settings(store.settings(thread_id), model=model, wiki=wiki, max_steps=max_steps, approve=approve)
+        cached = _cached_model(context, model_cache)
+        if cached is None:
+            _check_resources(context)
+        if wiki is None:
+            _check_same_snapshot(store, thread_id, context)
+        with runner(store, thread_id):  # one runner per thread, across processes and machines
+            start = _checkpoint_config(store, thread_id, from_checkpoint) if from_checkpoint else None
+            values = build_graph(store.saver).get_state(start or thread_config(thread_id)).values
+            if start is None:
+                _extend_budget(store, thread_id, values, max_steps)
+            if not as_json:
+                console.print(Text.assemble(("Resuming thread ", "bold"), clean(thread_id)))
+                show_transcript(console, question, values, status=False)
+            payload = None if values else {"question": question}  # no checkpoint yet: start it again
+            _run(store, payload, thread_id, context, as_json, resume_command(thread_id, db, max_steps), start,
+                 model=cached, reviewer=reviewer)
 
 
 @app.command(cls=HelpCommand, short_help="Show THREAD as a transcript, then its checkpoints.")
@@ -412,23 +420,23 @@ def history(
     as_json: Annotated[bool, typer.Option("--json", help="print the audit trail as one JSON object")] = False,
 ) -> None:
     """Show THREAD as a transcript (question, status, answer, steps), then its checkpoints."""
-    store = _existing_store(db, thread_id)
-    question = store.question(thread_id)
-    graph = build_graph(store.saver)
-    config = thread_config(thread_id)
-    if as_json:
-        print(history_json(thread_id, question, store.settings(thread_id), dict(graph.get_state(config).values)))
-        return
-    show_transcript(console, question, graph.get_state(config).values)
-    console.print(Text(f"Checkpoints, newest first (continue from one: "
-                       f"{resume_command(thread_id, db, checkpoint='CHECKPOINT')})", style="bold"))
-    for item in list_checkpoints(store.saver, thread_id):
-        superstep = "?" if item.superstep is None else item.superstep
-        console.print(
-            f"{item.checkpoint_id}  superstep {superstep:>3}  "
-            f"steps {item.steps:>2}  next {','.join(item.next) or '-':<8}  "
-            f"status {item.status or '-'}"
-        )
+    with closing(_existing_store(db, thread_id)) as store:
+        question = store.question(thread_id)
+        graph = build_graph(store.saver)
+        config = thread_config(thread_id)
+        if as_json:
+            print(history_json(thread_id, question, store.settings(thread_id), dict(graph.get_state(config).values)))
+            return
+        show_transcript(console, question, graph.get_state(config).values)
+        console.print(Text(f"Checkpoints, newest first (continue from one: "
+                           f"{resume_command(thread_id, db, checkpoint='CHECKPOINT')})", style="bold"))
+        for item in list_checkpoints(store.saver, thread_id):
+            superstep = "?" if item.superstep is None else item.superstep
+            console.print(
+                f"{item.checkpoint_id}  superstep {superstep:>3}  "
+                f"steps {item.steps:>2}  next {','.join(item.next) or '-':<8}  "
+                f"status {item.status or '-'}"
+            )
 
 
 @app.command("graph", cls=HelpCommand)
