@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import os
 import sys
+import tempfile
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -22,27 +23,51 @@ from wikireact.eval.runs import Run
 from wikireact.exemplars import PromptFileError
 from wikireact.model_cache import ModelCacheError
 from wikireact.models import MissingApiKeyError, ModelConfigurationError, load_chat_model
+from wikireact.threads import is_postgres_url
 
 console = Console()
 # The comparison table is wide; when output is not a terminal, do not squeeze it to 80 columns.
 wide = console if console.is_terminal else Console(width=220)
 
 
+DbOpt = Annotated[str | None, typer.Option(
+    "--db", metavar="URL", show_default="none: checkpoints in DIR/threads.db",
+    help="postgresql:// URL: the run lives there and many workers may share it")]
+RunOpt = Annotated[str | None, typer.Option(
+    "--run", metavar="NAME", show_default="the --out directory's name", help="the shared run's name")]
+
+
 def report_command(
-    dirs: Annotated[list[Path], typer.Argument(metavar="DIR...", help="output directories of finished runs")],
+    dirs: Annotated[list[Path] | None, typer.Argument(metavar="DIR...", help="output directories of finished runs",
+                                                      show_default=False)] = None,
     paper: Annotated[bool, typer.Option("--paper", help="add the ReAct paper's Table 1 EM rows (PaLM-540B)")] = False,
     plot: Annotated[Path | None, typer.Option(metavar="FILE", help="write EM/F1 per run to FILE.png or FILE.svg")] = None,
     html: Annotated[Path | None, typer.Option(metavar="FILE", help="write a self-contained trajectory browser")] = None,
     wide_table: Annotated[bool, typer.Option("--wide", help="every metric, not only EM/F1/finish/steps")] = False,
+    db: DbOpt = None,
+    run: RunOpt = None,
+    out: Annotated[Path | None, typer.Option(metavar="DIR", show_default="a temporary directory",
+                                             help="with --db: write the run's report.json and trajectories.jsonl here")] = None,
 ) -> None:
-    """Compare finished runs (each DIR holds a report.json): tables, and optionally a plot and a browser."""
+    """Compare finished runs (each DIR holds a report.json): tables, and optionally a plot and a browser.
+
+    With --db URL --run NAME, the report of a shared run is rebuilt from the database first.
+    """
     from wikireact.cli.app import fail
     from wikireact.cli.report_command import eval_report
 
-    try:
-        eval_report([str(d) for d in dirs], console=wide, paper=paper, wide=wide_table, plot=plot, html=html)
-    except EvalError as exc:
-        fail(str(exc))
+    with tempfile.TemporaryDirectory(prefix="wikireact-report-") as scratch:
+        if db is not None:
+            if dirs or not run or not is_postgres_url(db):
+                fail("eval report --db postgresql://... takes --run NAME and no DIR")
+            dirs = [out or Path(scratch)]
+            _shared_report(db, run, dirs[0])
+        if not dirs:
+            fail("eval report needs at least one DIR (or --db URL --run NAME)")
+        try:
+            eval_report([str(d) for d in dirs], console=wide, paper=paper, wide=wide_table, plot=plot, html=html)
+        except EvalError as exc:
+            fail(str(exc))
 
 
 def eval_command(
@@ -73,6 +98,8 @@ def eval_command(
         help="SQLite file that records every model call and replays the ones it holds")] = None,
     out: Annotated[Path | None, typer.Option(metavar="DIR", show_default="eval-out/METHOD", help="output directory")] = None,
     resume: Annotated[bool, typer.Option("--resume", help="continue an interrupted run in --out")] = False,
+    db: DbOpt = None,
+    run: RunOpt = None,
     offline: Annotated[bool, typer.Option("--offline", help="= --model local --wiki offline")] = False,
     protocol: Annotated[str, typer.Option(
         metavar="text|tools", help="how ReAct/Act episodes call actions: text lines or native tool calls")] = "text",
@@ -81,6 +108,11 @@ def eval_command(
     """Evaluate a method on the HotpotQA-style questions in DATASET."""
     from wikireact.cli.app import errors, fail
 
+    if run is not None and db is None:
+        fail("--run names a shared run: it needs --db postgresql://...")
+    if db is not None and not is_postgres_url(db):
+        fail("eval --db takes a postgresql:// URL (a run shared by many workers); "
+             "without it, checkpoints are kept in --out/threads.db")
     if offline:
         model, wiki = model or "local", "offline"
     # Resolved once: the only environment variable the evaluation reads is WIKIREACT_MODEL
@@ -103,7 +135,8 @@ def eval_command(
     out = out or Path("eval-out") / method
     try:
         with EvalProgress(method, errors) as progress:
-            report = run_eval(config, out, resume=resume, on_start=progress.start, on_record=progress.record)
+            report = run_eval(config, out, resume=resume, db=db, run=run, on_start=progress.start,
+                              on_record=progress.record)
     except KeyboardInterrupt:
         # Episodes in flight are checkpointed after every step and finished records are
         # already on disk: stop now instead of waiting for the workers, and resume later.
@@ -153,3 +186,20 @@ def _check_eval_resources(config: EvalConfig) -> None:
         except ModelConfigurationError as exc:
             fail(str(exc))
     _check_resources(config.episode_context())
+
+
+def _shared_report(db: str, run: str, out: Path) -> dict[str, Any]:
+    """Rebuild a shared run's report from the database and write it into `out`."""
+    from wikireact.cli.app import fail
+    from wikireact.eval.shared_run import shared_report, write_report
+    from wikireact.threads_postgres import PostgresThreadStore
+
+    store = PostgresThreadStore(db)
+    try:
+        report, records = shared_report(store, run)
+    except EvalError as exc:
+        fail(str(exc))
+    finally:
+        store.close()
+    write_report(out, report, records)
+    return report

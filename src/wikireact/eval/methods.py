@@ -48,6 +48,8 @@ class MethodSettings:
     sampling: dict[str, Any]
     qa_exemplars: Sequence[QaExemplar] | None = None
     """Few-shot examples of Standard/CoT; None: wikireact's own."""
+    thread_prefix: str = ""
+    """Prepended to every thread id (a shared run's name: runs share one database)."""
 
 
 def thread_id(method: str, seed: int, item: Item) -> str:
@@ -58,7 +60,7 @@ def thread_id(method: str, seed: int, item: Item) -> str:
 def _episode(settings: MethodSettings, item: Item, seed: int, method: str,
              graph_method: Literal["react", "act"]) -> dict[str, Any]:
     """Run (or resume) a ReAct/Act episode in its checkpointed thread."""
-    config: RunnableConfig = {"configurable": {"thread_id": thread_id(method, seed, item)},
+    config: RunnableConfig = {"configurable": {"thread_id": settings.thread_prefix + thread_id(method, seed, item)},
                               "metadata": {QUESTION_ID_KEY: item.id}}
     context = dataclasses.replace(settings.context, method=graph_method)
     return run_to_end(settings.graph, item.question, config, context)
