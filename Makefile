@@ -14,7 +14,7 @@ DEMO_QUESTION ?= Who painted the Mona Lisa?
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e ".[offline,studio,dev]"
+	$(PY) -m pip install --quiet -e ".[offline,studio,dev,postgres]"
 	touch $@
 
 setup: $(VENV)/.installed
@@ -34,7 +34,7 @@ bench: setup
 
 # Crash and concurrency checks that need several processes (run by CI).
 reliability: setup
-	cd bench && ../$(PY) kill_resume.py && ../$(PY) concurrency_stress.py
+	cd bench && ../$(PY) kill_resume.py && ../$(PY) kill_resume.py --postgres && ../$(PY) concurrency_stress.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

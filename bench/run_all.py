@@ -9,6 +9,7 @@ import checkpoint_growth
 import eval_throughput
 import model_cache_replay
 import parse_speed
+import postgres
 import report_page
 import resume_speed
 import snapshot_latency
@@ -16,7 +17,7 @@ import step_overhead
 from table import Row, print_rows
 
 SUITES = [step_overhead, checkpoint_growth, resume_speed, eval_throughput, model_cache_replay, snapshot_latency,
-          parse_speed, report_page]
+          parse_speed, report_page, postgres]
 
 
 def main() -> int:
