@@ -61,7 +61,7 @@ def test_method_choices_are_all_listed_at_80_columns() -> None:
 
 def test_eval_report_has_its_own_help() -> None:
     report = help_of("eval", "report")
-    assert "Usage: wikireact eval report [OPTIONS] DIR..." in report
+    assert "Usage: wikireact eval report [OPTIONS] [DIR...]" in report  # DIR is optional with --db
     assert "--method" not in report
 
 
