@@ -73,7 +73,7 @@ def test_debug_flag_is_parsed(value: str, traceback: bool, monkeypatch: pytest.M
     def broken(*args: object) -> None:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(cli, "ThreadStore", broken)
+    monkeypatch.setattr(cli, "open_store", broken)  # the CLI opens every --db through open_store
     monkeypatch.setenv("WIKIREACT_DEBUG", value)
     db = tmp_path / "threads.db"
     db.touch()
