@@ -23,7 +23,13 @@ from typer.testing import CliRunner
 
 from wikireact import MemorySource, ScriptedChatModel, build_graph
 from wikireact.cli.app import app
-from wikireact.threads import ThreadStore, open_store
+from wikireact.threads import (
+    CompactSqliteSaver,
+    CompressingSerializer,
+    ThreadStore,
+    ThreadStoreError,
+    open_store,
+)
 
 runner = CliRunner()
 ACTIONS = ["Search[Scott Derrickson]", "Search[Ed Wood]", "Lookup[born]", "Finish[yes]"]
@@ -159,7 +165,10 @@ def test_stock_sqlite_thread_continues_with_wikireacts_saver(tmp_path: Path) -> 
                         model=ScriptedChatModel(outputs=GOOD_RUN), wiki=MemorySource(PAGES), interrupt_before=["act"])
     stock.invoke({"question": QUESTION}, thread())
     assert stock.get_state(thread()).next == ("act",)
-    ours = build_graph(ThreadStore(db).saver, model=ScriptedChatModel(outputs=GOOD_RUN), wiki=MemorySource(PAGES))
+    with pytest.raises(ThreadStoreError, match="another program's SQLite database"):
+        ThreadStore(db)  # the CLI's store refuses a file it did not create, in one line
+    saver = CompactSqliteSaver(sqlite3.connect(db, check_same_thread=False), serde=CompressingSerializer())
+    ours = build_graph(saver, model=ScriptedChatModel(outputs=GOOD_RUN), wiki=MemorySource(PAGES))
     out = ours.invoke(None, thread())
     assert [s["action"] for s in out["trajectory"]] == ACTIONS and out["answer"] == "yes"
 
