@@ -23,13 +23,9 @@ from typer.testing import CliRunner
 
 from wikireact import MemorySource, ScriptedChatModel, build_graph
 from wikireact.cli.app import app
-from wikireact.threads import (
-    CompactSqliteSaver,
-    CompressingSerializer,
-    ThreadStore,
-    ThreadStoreError,
-    open_store,
-)
+from wikireact.compact import CompressingSerializer
+from wikireact.saver import CompactSqliteSaver
+from wikireact.threads import ThreadStore, ThreadStoreError, open_store
 
 runner = CliRunner()
 ACTIONS = ["Search[Scott Derrickson]", "Search[Ed Wood]", "Lookup[born]", "Finish[yes]"]
