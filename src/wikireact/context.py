@@ -14,6 +14,8 @@ from typing import Any, Literal
 from wikireact.protocol import valid_unicode
 
 DEFAULT_MODEL = "groq:qwen/qwen3.6-27b"
+DEFAULT_MAX_STEPS = 7
+"""The paper's step budget on HotpotQA."""
 PROTOCOLS = ("text", "tools")
 LOCAL_HAS_NO_TOOLS = (
     "the local model (Gemma 3 270M) has no tool calling; use --protocol text with it, "
@@ -73,7 +75,7 @@ class Context:
         },
     )
     max_steps: int = field(
-        default_factory=lambda: _env_int("WIKIREACT_MAX_STEPS", 7),
+        default_factory=lambda: _env_int("WIKIREACT_MAX_STEPS", DEFAULT_MAX_STEPS),
         metadata={"description": "Step budget; the paper uses 7 on HotpotQA. Env: WIKIREACT_MAX_STEPS."},
     )
     repetition_limit: int = field(

@@ -1,4 +1,11 @@
-"""The model, Wikipedia source and few-shot exemplars an episode uses: passed objects, or defaults."""
+"""The model, Wikipedia source and few-shot exemplars an episode uses: passed objects, or defaults.
+
+`resolve_resources` is the one resolver for entry points that know their settings up
+front (the CLI's ask/resume, the eval): it turns a `Context` into open resources once, so
+a bad setting fails before any step and nothing is opened twice. The served graph
+(Studio, `wikireact.graph.graph`) learns its `Context` only when a run starts: its nodes
+resolve per call through `Resources.chat_model`/`wiki_source`, whose loaders cache.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +16,8 @@ from langgraph.runtime import Runtime
 
 from wikireact.context import Context
 from wikireact.exemplars import EpisodeExemplar
-from wikireact.models import load_chat_model
+from wikireact.models import MissingApiKeyError, load_chat_model
+from wikireact.tool_prompts import bind_protocol_tools
 from wikireact.wiki.base import WikiSource
 from wikireact.wiki.factory import open_source
 
@@ -33,6 +41,26 @@ class Resources:
 
 
 DEFAULT_RESOURCES = Resources()
+
+
+def resolve_resources(context: Context, *, key_optional: bool = False) -> Resources:
+    """Open `context`'s chat model and Wikipedia source once, checking they can serve it.
+
+    Raises a `wikireact.errors.ConfigurationError` (no API key, unknown provider, a model
+    without tool calling under `protocol="tools"`, an unreadable snapshot). With
+    `key_optional` (a model cache that may replay every call) a missing API key is not an
+    error yet: `model` is then None and the model is loaded at the first cache miss.
+    """
+    wiki = open_source(context.wiki)
+    try:
+        model: BaseChatModel | None = load_chat_model(context.model)
+    except MissingApiKeyError:
+        if not key_optional:
+            raise
+        model = None
+    if model is not None and context.protocol == "tools":
+        bind_protocol_tools(model)
+    return Resources(model=model, wiki=wiki)
 
 
 def settings(runtime: Runtime[Context]) -> Context:

@@ -10,43 +10,46 @@ from __future__ import annotations
 import importlib.metadata
 import sys
 import uuid
-from collections.abc import Callable
-from contextlib import closing, nullcontext
+from contextlib import closing
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import Annotated, Any
 
 import typer
-from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import RunnableConfig
-from langgraph.types import Command
 from rich.text import Text
 
-from wikireact.audit import history_json, signed
-from wikireact.cli.approval import GATED, ApprovalPrompt
+from wikireact.audit import history_json
+from wikireact.cli.common import console, errors, fail, guard, thread_config
 from wikireact.cli.display import (
-    CliConsole,
     clean,
-    result_json,
-    show_result,
-    show_step,
     show_transcript,
 )
+from wikireact.cli.episode import run_episode
+from wikireact.cli.eval_command import eval_command, report_command
 from wikireact.cli.help import EvalGroup, HelpCommand
 from wikireact.cli.hints import resume_command
-from wikireact.context import Context, env_flag, validate_question
-from wikireact.errors import EpisodeStoppedError, WikiOutageError, WikireactError
+from wikireact.cli.options import (
+    ApproveOpt,
+    CacheOpt,
+    DbOpt,
+    JsonOpt,
+    ModelOpt,
+    OfflineOpt,
+    ProtocolOpt,
+    ResumeApproveOpt,
+    ResumeModelOpt,
+    ResumeStepsOpt,
+    ResumeWikiOpt,
+    ReviewerOpt,
+    StepsOpt,
+    WikiOpt,
+)
+from wikireact.cli.resolve import check_same_snapshot, run_model, run_settings, snapshot_id
+from wikireact.context import validate_question
 from wikireact.graph import build_graph
 from wikireact.history import list_checkpoints
-from wikireact.model_cache import CachedChatModel
-from wikireact.models import (
-    MissingApiKeyError,
-    ModelConfigurationError,
-    absolute_model_spec,
-    load_chat_model,
-)
 from wikireact.state import episode_ended
 from wikireact.threads import (
-    STORE_ERRORS,
     Store,
     ThreadStoreError,
     default_db_path,
@@ -54,9 +57,6 @@ from wikireact.threads import (
     open_store,
     runner,
 )
-from wikireact.tool_prompts import bind_protocol_tools
-from wikireact.wiki.factory import WikiConfigurationError, absolute_wiki_spec, open_source
-from wikireact.wiki.snapshot import SnapshotError, SnapshotSource
 
 # Plain Click help (rich_markup_mode=None): option text is shown as written, never read as markup.
 CONTEXT_SETTINGS: dict[str, Any] = {"help_option_names": ["-h", "--help"], "show_default": True}
@@ -74,45 +74,6 @@ snapshot_app = typer.Typer(
     context_settings=CONTEXT_SETTINGS,
 )
 app.add_typer(snapshot_app, name="snapshot")
-
-console = CliConsole()
-errors = CliConsole(stderr=True)
-
-ModelOpt = Annotated[str | None, typer.Option(
-    "--model", metavar="MODEL", show_default="env WIKIREACT_MODEL, else groq:qwen/qwen3.6-27b",
-    help="provider:model, local (offline Gemma 3 270M) or scripted:FILE.json")]
-WikiOpt = Annotated[str | None, typer.Option(
-    "--wiki", metavar="SOURCE", show_default="env WIKIREACT_WIKI, else live",
-    help="live, offline, record:PATH.db or a snapshot PATH.db")]
-StepsOpt = Annotated[int | None, typer.Option(
-    "--max-steps", metavar="N", show_default="env WIKIREACT_MAX_STEPS, else 7", help="step budget")]
-DbOpt = Annotated[str | None, typer.Option(
-    "--db", metavar="PATH|URL", show_default="threads.db in the per-user data dir (env WIKIREACT_DATA_DIR)",
-    help="SQLite checkpoint file, or a postgresql:// URL")]
-JsonOpt = Annotated[bool, typer.Option("--json", help="print one JSON object instead of the live view")]
-CacheOpt = Annotated[Path | None, typer.Option(
-    "--model-cache", metavar="PATH", show_default="none",
-    help="SQLite file that records every model call and replays the ones it holds")]
-OfflineOpt = Annotated[bool, typer.Option("--offline", help="= --wiki offline --model local: no network at all")]
-ApproveOpt = Annotated[bool | None, typer.Option(
-    "--approve/--no-approve", show_default="env WIKIREACT_APPROVE, else off",
-    help=f"ask y/n/edit before every action. {GATED}")]
-ProtocolOpt = Annotated[str | None, typer.Option(
-    "--protocol", metavar="text|tools", show_default="env WIKIREACT_PROTOCOL, else text",
-    help="text: Thought/Action lines (any model); tools: native tool calls (models with tool calling)")]
-ReviewerOpt = Annotated[str | None, typer.Option(
-    "--reviewer", metavar="NAME", help="your name, recorded with every approval decision")]
-# `resume` continues with the settings the thread started with unless told otherwise.
-SAME = "as the thread started"
-ResumeModelOpt = Annotated[str | None, typer.Option(
-    "--model", metavar="MODEL", show_default=SAME, help="provider:model, local or scripted:FILE.json")]
-ResumeWikiOpt = Annotated[str | None, typer.Option(
-    "--wiki", metavar="SOURCE", show_default=SAME, help="live, offline, record:PATH.db or a snapshot PATH.db")]
-ResumeStepsOpt = Annotated[int | None, typer.Option(
-    "--max-steps", metavar="N", show_default=SAME,
-    help="step budget; more than the steps used continues a thread that ran out of budget")]
-ResumeApproveOpt = Annotated[bool | None, typer.Option(
-    "--approve/--no-approve", show_default=SAME, help=f"ask y/n/edit before every action. {GATED}")]
 
 def _show_version(value: bool) -> None:
     if value:
@@ -132,173 +93,8 @@ def _options(
     """ReAct (Reason + Act) over Wikipedia as a checkpointed LangGraph state machine."""
 
 
-def thread_config(thread_id: str) -> RunnableConfig:
-    """Return the LangGraph config that selects a thread."""
-    return {"configurable": {"thread_id": thread_id}}
-
-
-def fail(message: str, code: int = 2) -> NoReturn:
-    """Print `message` to stderr (literally, cleaned of control characters) and exit with `code`."""
-    errors.print(Text.assemble(("error:", "bold red"), " ", clean(message)))
-    raise typer.Exit(code)
-
-
-def _settings(base: dict[str, Any], **overrides: Any) -> Context:
-    """Return the run's settings, with file paths made absolute (they are stored with the thread)."""
-    values = {**base, **{k: v for k, v in overrides.items() if v is not None}}
-    try:
-        context = Context(**values)
-    except (TypeError, ValueError) as exc:
-        fail(str(exc))
-    context.model, context.wiki = absolute_model_spec(context.model), absolute_wiki_spec(context.wiki)
-    return context
-
-
-def _snapshot_id(wiki: str) -> str | None:
-    """Return the id of the snapshot `wiki` names (None for live sources and unnamed snapshots)."""
-    source = open_source(wiki)
-    return source.snapshot_id if isinstance(source, SnapshotSource) else None
-
-
-def _check_same_snapshot(store: Store, thread_id: str, context: Context) -> None:
-    """Refuse to resume a thread on a snapshot other than the one it started on."""
-    started_on = store.snapshot_id(thread_id)
-    now = _snapshot_id(context.wiki)
-    if started_on is not None and now != started_on:
-        fail(
-            f"the snapshot {context.wiki} changed since thread {thread_id} started (snapshot id "
-            f"{started_on}, now {now}); resuming would mix two wikis: restore it, or pass --wiki "
-            "to resume on another snapshot on purpose"
-        )
-
-
-def _check_resources(context: Context, *, model: bool = True) -> None:
-    """Open the model (unless `model` is False) and the wiki up front, so a bad setting fails before any step."""
-    try:
-        if model:
-            chat_model = load_chat_model(context.model)
-            if context.protocol == "tools":
-                bind_protocol_tools(chat_model)
-        open_source(context.wiki)
-    except MissingApiKeyError as exc:
-        errors.print(clean(exc))
-        raise typer.Exit(2) from None
-    except (ModelConfigurationError, WikiConfigurationError, SnapshotError) as exc:
-        fail(str(exc))
-
-
-def _decide(prompt: ApprovalPrompt, pending: Any) -> Any:
-    """Ask the person at the terminal about the action `pending` (a paused state) proposes."""
-    values = pending.values
-    thought = (values.get("current") or {}).get("thought", "")
-    return prompt.decide(pending.interrupts[0].value, values.get("steps", 0) + 1, thought)
-
-
-def _drive(
-    store: Store, payload: Any, thread_id: str, context: Context, quiet: bool,
-    start: RunnableConfig | None = None, model: BaseChatModel | None = None, reviewer: str | None = None,
-) -> dict[str, Any]:
-    """Run the episode to its end, showing steps live and asking for approvals.
-
-    `payload` None continues the thread (asking first if it is paused for approval);
-    `start` is a checkpoint's config to continue from instead of the latest one; `model`
-    replaces the one `context` names (e.g. wrapped in a model cache).
-    """
-    graph = build_graph(store.saver, model=model)
-    config = thread_config(thread_id)
-    run_config = start or config
-    prompt = ApprovalPrompt(errors)
-    thought_shown: set[int] = set()  # steps whose Thought the approval prompt printed
-    while True:
-        if payload is None:
-            pending = graph.get_state(run_config)
-            if pending.interrupts and context.approve:
-                thought_shown.add(pending.values.get("steps", 0) + 1)
-                payload = Command(resume=signed(_decide(prompt, pending), reviewer))
-        with console.status("Thinking…", spinner="dots") if not quiet else nullcontext():
-            for mode, chunk in graph.stream(
-                payload, run_config, context=context, stream_mode=["updates", "custom"], durability="sync"
-            ):
-                if mode == "custom" and not quiet and isinstance(chunk, dict):
-                    show_step(console, chunk, thought=chunk.get("step") not in thought_shown)
-        run_config, payload = config, None
-        state = graph.get_state(config)
-        if not state.interrupts:
-            return dict(state.values)
-
-
-def _run(
-    store: Store, payload: Any, thread_id: str, context: Context, as_json: bool,
-    hint: str, start: RunnableConfig | None = None, model: BaseChatModel | None = None,
-    reviewer: str | None = None,
-) -> None:
-    """Drive the episode and print its result; `hint` is the command that resumes it."""
-    try:
-        result = _drive(store, payload, thread_id, context, quiet=as_json, start=start, model=model,
-                        reviewer=reviewer)
-    except KeyboardInterrupt:
-        fail(f"interrupted; the episode is saved: continue it with `{hint}`", 130)
-    except EOFError:
-        fail(f"no answer at the approval prompt (end of input); the episode is saved: continue it with `{hint}`", 130)
-    except EpisodeStoppedError as exc:
-        alternative = " (or with --wiki offline)" if isinstance(exc, WikiOutageError) else ""
-        fail(f"{str(exc).rstrip('.')}. The episode is saved: continue it later with `{hint}`{alternative}", 1)
-    except STORE_ERRORS as exc:  # e.g. a full disk, or the database server went away
-        fail(f"cannot save the episode in {store.location}: {str(exc).strip()}. The steps saved so far are kept: "
-             f"once that is fixed, continue with `{hint}`", 1)
-    if as_json:
-        print(result_json(result, thread_id))
-    else:
-        show_result(console, result, thread_id)
-    if isinstance(model, CachedChatModel):
-        errors.print(f"model cache: {model.hits} hits, {model.misses} misses")
-
-
-def _cached_model(context: Context, cache: Path | None) -> BaseChatModel | None:
-    """Return the run's model wrapped in a model cache (`--model-cache`), or None without one."""
-    if cache is None:
-        return None
-    from wikireact.model_cache import SqliteModelCache, model_identity
-
-    try:
-        load_chat_model(context.model)
-    except MissingApiKeyError:
-        pass  # a replay needs no key; a call the cache does not hold fails with this reason
-    _check_resources(context, model=False)
-    return CachedChatModel(identity=model_identity(context.model), store=SqliteModelCache(cache),
-                           load_model=lambda: load_chat_model(context.model))
-
-
-def _debug() -> bool:
-    """Whether WIKIREACT_DEBUG asks for tracebacks (an unreadable value counts as no)."""
-    try:
-        return env_flag("WIKIREACT_DEBUG")
-    except ValueError:
-        return False
-
-
-def _guard(command: Callable[..., None]) -> Callable[..., None]:
-    """Turn unexpected exceptions into one line (tracebacks only with WIKIREACT_DEBUG=1)."""
-    import functools
-
-    @functools.wraps(command)
-    def wrapper(*args: Any, **kwargs: Any) -> None:
-        try:
-            command(*args, **kwargs)
-        except (typer.Exit, typer.Abort, SystemExit):
-            raise
-        except WikireactError as exc:
-            fail(str(exc))
-        except Exception as exc:
-            if _debug():
-                raise
-            fail(f"unexpected {type(exc).__name__}: {exc} (set WIKIREACT_DEBUG=1 for details)", 1)
-
-    return wrapper
-
-
 @app.command(cls=HelpCommand)
-@_guard
+@guard
 def ask(
     question: Annotated[str, typer.Argument(metavar="QUESTION", help="The question (at most 2,000 characters).", show_default=False)],
     model: ModelOpt = None,
@@ -321,18 +117,16 @@ def ask(
         fail(str(exc))
     if offline:
         model, wiki = model or "local", wiki or "offline"
-    context = _settings({}, model=model, wiki=wiki, max_steps=max_steps, approve=approve, protocol=protocol)
-    cached = _cached_model(context, model_cache)
-    if cached is None:
-        _check_resources(context)
+    context = run_settings({}, model=model, wiki=wiki, max_steps=max_steps, approve=approve, protocol=protocol)
+    resources, chat_model = run_model(context, model_cache)
     thread_id = thread_id or uuid.uuid4().hex[:12]
     with closing(open_store(db)) as store, runner(store, thread_id):
         if _thread_exists(store, thread_id):
             fail(f"thread {thread_id!r} already exists; continue it with `{resume_command(thread_id, db)}` "
                  "or pick another --thread-id")
-        store.register(thread_id, question, context, snapshot_id=_snapshot_id(context.wiki))
-        _run(store, {"question": question}, thread_id, context, as_json, resume_command(thread_id, db),
-             model=cached, reviewer=reviewer)
+        store.register(thread_id, question, context, snapshot_id=snapshot_id(context.wiki))
+        run_episode(store, {"question": question}, thread_id, context, as_json, resume_command(thread_id, db),
+                    model=chat_model, wiki=resources.wiki, reviewer=reviewer)
 
 
 def _thread_exists(store: Store, thread_id: str) -> bool:
@@ -375,7 +169,7 @@ def _extend_budget(store: Store, thread_id: str, values: dict[str, Any], max_ste
 
 
 @app.command(cls=HelpCommand, short_help="Recap THREAD, then continue it (same settings unless given).")
-@_guard
+@guard
 def resume(
     thread_id: Annotated[str, typer.Argument(metavar="THREAD", help="The thread to continue.", show_default=False)],
     model: ResumeModelOpt = None,
@@ -393,12 +187,11 @@ def resume(
     """Recap THREAD's question and steps, then continue it with the settings it started with."""
     with closing(_existing_store(db, thread_id)) as store:
         question = store.question(thread_id)
-        context = _settings(store.settings(thread_id), model=model, wiki=wiki, max_steps=max_steps, approve=approve)
-        cached = _cached_model(context, model_cache)
-        if cached is None:
-            _check_resources(context)
+        context = run_settings(store.settings(thread_id), model=model, wiki=wiki, max_steps=max_steps,
+                               approve=approve)
+        resources, chat_model = run_model(context, model_cache)
         if wiki is None:
-            _check_same_snapshot(store, thread_id, context)
+            check_same_snapshot(store, thread_id, context)
         with runner(store, thread_id):  # one runner per thread, across processes and machines
             start = _checkpoint_config(store, thread_id, from_checkpoint) if from_checkpoint else None
             values = build_graph(store.saver).get_state(start or thread_config(thread_id)).values
@@ -408,12 +201,12 @@ def resume(
                 console.print(Text.assemble(("Resuming thread ", "bold"), clean(thread_id)))
                 show_transcript(console, question, values, status=False)
             payload = None if values else {"question": question}  # no checkpoint yet: start it again
-            _run(store, payload, thread_id, context, as_json, resume_command(thread_id, db, max_steps), start,
-                 model=cached, reviewer=reviewer)
+            run_episode(store, payload, thread_id, context, as_json, resume_command(thread_id, db, max_steps),
+                        start, model=chat_model, wiki=resources.wiki, reviewer=reviewer)
 
 
 @app.command(cls=HelpCommand, short_help="Show THREAD as a transcript, then its checkpoints.")
-@_guard
+@guard
 def history(
     thread_id: Annotated[str, typer.Argument(metavar="THREAD", help="The thread to show.", show_default=False)],
     db: DbOpt = None,
@@ -446,7 +239,7 @@ def graph_command() -> None:
 
 
 @snapshot_app.command("import", cls=HelpCommand)
-@_guard
+@guard
 def snapshot_import(
     files: Annotated[list[Path], typer.Argument(metavar="FILE...", help="HotpotQA-format .json or {title,text} .jsonl files")],
     out: Annotated[Path, typer.Option("--out", help="the snapshot file to create or extend")],
@@ -475,15 +268,14 @@ def snapshot_import(
         raise
 
 
-from wikireact.cli.eval_command import eval_command, report_command  # noqa: E402
 
 eval_app = typer.Typer(
     cls=EvalGroup, short_help="Evaluate a method, or compare runs (`eval report`).", no_args_is_help=True, rich_markup_mode=None, context_settings=CONTEXT_SETTINGS,
     help="Evaluate a method on HotpotQA-style questions (`eval DATASET` = `eval run DATASET`), "
     "or compare finished runs (`eval report DIR...`).",
 )
-eval_app.command("run", cls=HelpCommand)(_guard(eval_command))
-eval_app.command("report", cls=HelpCommand)(_guard(report_command))
+eval_app.command("run", cls=HelpCommand)(guard(eval_command))
+eval_app.command("report", cls=HelpCommand)(guard(report_command))
 app.add_typer(eval_app, name="eval")
 
 

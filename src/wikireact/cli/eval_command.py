@@ -12,8 +12,10 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
+from wikireact.cli.common import errors, fail
 from wikireact.cli.eval_progress import EvalProgress
-from wikireact.context import DEFAULT_MODEL
+from wikireact.cli.resolve import open_resources
+from wikireact.context import DEFAULT_MAX_STEPS, DEFAULT_MODEL
 from wikireact.errors import EpisodeStoppedError
 from wikireact.eval.dataset import DatasetError
 from wikireact.eval.harness import EvalConfig, EvalError, run_eval
@@ -22,8 +24,12 @@ from wikireact.eval.report import categories_table, comparison_tables
 from wikireact.eval.runs import Run
 from wikireact.exemplars import PromptFileError
 from wikireact.model_cache import ModelCacheError
-from wikireact.models import MissingApiKeyError, ModelConfigurationError, load_chat_model
+from wikireact.models import (
+    absolute_model_spec,
+)
+from wikireact.resources import Resources
 from wikireact.threads import is_postgres_url
+from wikireact.wiki.factory import absolute_wiki_spec
 
 console = Console()
 # The comparison table is wide; when output is not a terminal, do not squeeze it to 80 columns.
@@ -53,7 +59,6 @@ def report_command(
 
     With --db URL --run NAME, the report of a shared run is rebuilt from the database first.
     """
-    from wikireact.cli.app import fail
     from wikireact.cli.report_command import eval_report
 
     with tempfile.TemporaryDirectory(prefix="wikireact-report-") as scratch:
@@ -79,10 +84,10 @@ def eval_command(
     seeds: Annotated[int, typer.Option(help="repeat every question with seeds 0..N-1")] = 1,
     concurrency: Annotated[int, typer.Option(help="questions in flight at once")] = 8,
     model: Annotated[str | None, typer.Option(
-        metavar="MODEL", show_default="env WIKIREACT_MODEL, else groq:qwen/qwen3.6-27b",
+        metavar="MODEL", show_default=f"env WIKIREACT_MODEL, else {DEFAULT_MODEL}",
         help="provider:model, local or scripted:FILE.json")] = None,
     wiki: Annotated[str, typer.Option(metavar="SOURCE", help="live, offline, record:PATH.db or PATH.db")] = "offline",
-    max_steps: Annotated[int, typer.Option(help="step budget of ReAct/Act")] = 7,
+    max_steps: Annotated[int, typer.Option(help="step budget of ReAct/Act")] = DEFAULT_MAX_STEPS,
     repetition_limit: Annotated[int, typer.Option(
         metavar="N", help="the n-th proposal of one action in one state ends an episode")] = 3,
     observation_cap: Annotated[int, typer.Option(
@@ -106,8 +111,6 @@ def eval_command(
     wide_table: Annotated[bool, typer.Option("--wide", help="every metric in the table, not only EM/F1/finish/steps")] = False,
 ) -> None:
     """Evaluate a method on the HotpotQA-style questions in DATASET."""
-    from wikireact.cli.app import errors, fail
-
     if run is not None and db is None:
         fail("--run names a shared run: it needs --db postgresql://...")
     if db is not None and not is_postgres_url(db):
@@ -117,8 +120,8 @@ def eval_command(
         model, wiki = model or "local", "offline"
     # Resolved once: the only environment variable the evaluation reads is WIKIREACT_MODEL
     # (the default --model), and the resolved value is recorded in settings.json.
-    model = _absolute(model or os.environ.get("WIKIREACT_MODEL", "").strip() or DEFAULT_MODEL)
-    wiki = _absolute(wiki)
+    model = absolute_model_spec(model or os.environ.get("WIKIREACT_MODEL", "").strip() or DEFAULT_MODEL)
+    wiki = absolute_wiki_spec(wiki)
     try:
         config = EvalConfig(
             dataset=str(dataset.resolve()), method=method,  # type: ignore[arg-type]
@@ -131,12 +134,12 @@ def eval_command(
         )
     except EvalError as exc:
         fail(str(exc))
-    _check_eval_resources(config)
+    resources = _open_eval_resources(config)
     out = out or Path("eval-out") / method
     try:
         with EvalProgress(method, errors) as progress:
             report = run_eval(config, out, resume=resume, db=db, run=run, on_start=progress.start,
-                              on_record=progress.record)
+                              on_record=progress.record, model=resources.model, wiki=resources.wiki)
     except KeyboardInterrupt:
         # Episodes in flight are checkpointed after every step and finished records are
         # already on disk: stop now instead of waiting for the workers, and resume later.
@@ -159,38 +162,16 @@ def eval_command(
         console.print(Text(f"model cache {cache['file']}: {cache['hits']} hits, {cache['misses']} misses"))
 
 
-def _absolute(spec: str) -> str:
-    """Return a model or wiki setting with its file path made absolute (as recorded in settings)."""
-    spec = spec.strip()
-    for prefix in ("scripted:", "record:"):
-        if spec.startswith(prefix):
-            return prefix + str(Path(spec.removeprefix(prefix)).resolve())
-    if spec not in ("live", "offline", "local") and (spec.endswith(".db") or Path(spec).exists()):
-        return str(Path(spec).resolve())
-    return spec
-
-
-def _check_eval_resources(config: EvalConfig) -> None:
-    """Open the wiki and the model up front, so a bad setting fails before any question.
+def _open_eval_resources(config: EvalConfig) -> Resources:
+    """Resolve the evaluation's model and wiki once, so a bad setting fails before any question.
 
     With a model cache, a missing API key is not an error yet: a replay needs no model.
     """
-    from wikireact.cli.app import _check_resources, fail
-
-    if config.model_cache:
-        try:
-            load_chat_model(config.model)
-        except MissingApiKeyError:
-            _check_resources(config.episode_context(), model=False)
-            return
-        except ModelConfigurationError as exc:
-            fail(str(exc))
-    _check_resources(config.episode_context())
+    return open_resources(config.episode_context(), key_optional=bool(config.model_cache))
 
 
 def _shared_report(db: str, run: str, out: Path) -> dict[str, Any]:
     """Rebuild a shared run's report from the database and write it into `out`."""
-    from wikireact.cli.app import fail
     from wikireact.eval.shared_run import shared_report, write_report
     from wikireact.threads_postgres import PostgresThreadStore
 

@@ -31,7 +31,7 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 
 from wikireact import runlock
-from wikireact.context import Context
+from wikireact.context import DEFAULT_MAX_STEPS, Context
 from wikireact.errors import ConfigurationError
 from wikireact.eval.categories import categorize
 from wikireact.eval.dataset import file_digest, load_dataset, sample
@@ -73,7 +73,7 @@ class EvalConfig:
     sample_seed: int | None = 233
     seeds: int = 1
     concurrency: int = 8
-    max_steps: int = 7
+    max_steps: int = DEFAULT_MAX_STEPS
     repetition_limit: int = 3
     observation_cap: int = 1000
     sc_samples: int = 21

@@ -1,0 +1,89 @@
+"""Running one episode from the terminal: live steps, approval prompts, the result or a resume hint."""
+
+from __future__ import annotations
+
+from contextlib import nullcontext
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.runnables import RunnableConfig
+from langgraph.types import Command
+
+from wikireact.audit import signed
+from wikireact.cli.approval import ApprovalPrompt
+from wikireact.cli.common import console, errors, fail, thread_config
+from wikireact.cli.display import result_json, show_result, show_step
+from wikireact.context import Context
+from wikireact.errors import EpisodeStoppedError, WikiOutageError
+from wikireact.graph import build_graph
+from wikireact.model_cache import CachedChatModel
+from wikireact.threads import STORE_ERRORS, Store
+from wikireact.wiki.base import WikiSource
+
+
+def _decide(prompt: ApprovalPrompt, pending: Any) -> Any:
+    """Ask the person at the terminal about the action `pending` (a paused state) proposes."""
+    values = pending.values
+    thought = (values.get("current") or {}).get("thought", "")
+    return prompt.decide(pending.interrupts[0].value, values.get("steps", 0) + 1, thought)
+
+
+def _drive(
+    store: Store, payload: Any, thread_id: str, context: Context, quiet: bool,
+    start: RunnableConfig | None = None, model: BaseChatModel | None = None, reviewer: str | None = None,
+    wiki: WikiSource | None = None,
+) -> dict[str, Any]:
+    """Run the episode to its end, showing steps live and asking for approvals.
+
+    `payload` None continues the thread (asking first if it is paused for approval);
+    `start` is a checkpoint's config to continue from instead of the latest one; `model`
+    and `wiki` are the resources resolved for this run (`cli.resolve`).
+    """
+    graph = build_graph(store.saver, model=model, wiki=wiki)
+    config = thread_config(thread_id)
+    run_config = start or config
+    prompt = ApprovalPrompt(errors)
+    thought_shown: set[int] = set()  # steps whose Thought the approval prompt printed
+    while True:
+        if payload is None:
+            pending = graph.get_state(run_config)
+            if pending.interrupts and context.approve:
+                thought_shown.add(pending.values.get("steps", 0) + 1)
+                payload = Command(resume=signed(_decide(prompt, pending), reviewer))
+        with console.status("Thinking…", spinner="dots") if not quiet else nullcontext():
+            for mode, chunk in graph.stream(
+                payload, run_config, context=context, stream_mode=["updates", "custom"], durability="sync"
+            ):
+                if mode == "custom" and not quiet and isinstance(chunk, dict):
+                    show_step(console, chunk, thought=chunk.get("step") not in thought_shown)
+        run_config, payload = config, None
+        state = graph.get_state(config)
+        if not state.interrupts:
+            return dict(state.values)
+
+
+def run_episode(
+    store: Store, payload: Any, thread_id: str, context: Context, as_json: bool,
+    hint: str, start: RunnableConfig | None = None, model: BaseChatModel | None = None,
+    reviewer: str | None = None, wiki: WikiSource | None = None,
+) -> None:
+    """Drive the episode and print its result; `hint` is the command that resumes it."""
+    try:
+        result = _drive(store, payload, thread_id, context, quiet=as_json, start=start, model=model,
+                        reviewer=reviewer, wiki=wiki)
+    except KeyboardInterrupt:
+        fail(f"interrupted; the episode is saved: continue it with `{hint}`", 130)
+    except EOFError:
+        fail(f"no answer at the approval prompt (end of input); the episode is saved: continue it with `{hint}`", 130)
+    except EpisodeStoppedError as exc:
+        alternative = " (or with --wiki offline)" if isinstance(exc, WikiOutageError) else ""
+        fail(f"{str(exc).rstrip('.')}. The episode is saved: continue it later with `{hint}`{alternative}", 1)
+    except STORE_ERRORS as exc:  # e.g. a full disk, or the database server went away
+        fail(f"cannot save the episode in {store.location}: {str(exc).strip()}. The steps saved so far are kept: "
+             f"once that is fixed, continue with `{hint}`", 1)
+    if as_json:
+        print(result_json(result, thread_id))
+    else:
+        show_result(console, result, thread_id)
+    if isinstance(model, CachedChatModel):
+        errors.print(f"model cache: {model.hits} hits, {model.misses} misses")
