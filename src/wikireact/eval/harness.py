@@ -34,7 +34,7 @@ from wikireact import runlock
 from wikireact.context import DEFAULT_MAX_STEPS, Context
 from wikireact.errors import ConfigurationError
 from wikireact.eval.categories import categorize
-from wikireact.eval.dataset import file_digest, load_dataset, sample
+from wikireact.eval.dataset import Item, file_digest, load_dataset, sample
 from wikireact.eval.methods import EPISODE_METHODS, METHODS, Method, MethodSettings, run_method
 from wikireact.eval.metrics import summarize
 from wikireact.exemplars import Need, PromptSet, load_prompts
@@ -272,6 +272,20 @@ def run_eval(
         runlock.unlock(lock, "eval")
 
 
+def prepare_run(
+    config: EvalConfig, model: BaseChatModel | None, wiki: WikiSource | None
+) -> tuple[Context, list[Item], PromptSet, WikiSource, dict[str, Any], dict[str, Any], BaseChatModel]:
+    """Resolve what every worker of a run needs: context, sampled items, prompts, source, settings, model."""
+    context = config.episode_context()
+    items = sample(load_dataset(Path(config.dataset)), config.limit, config.sample_seed)
+    prompts = load_prompts(Path(config.prompts) if config.prompts else None,
+                           NEEDS[config.method], config.prompts_keys)
+    source = wiki or open_source(config.wiki)
+    sampling = _sampling(config.model, model)
+    settings = resolved_settings(config, context, prompts, sampling, _snapshot_id(source))
+    return context, items, prompts, source, sampling, settings, _open_model(config, model)
+
+
 def _run_in_directory(
     config: EvalConfig,
     out: Path,
@@ -283,14 +297,7 @@ def _run_in_directory(
     on_start: Callable[[int, int], None] | None = None,
 ) -> dict[str, Any]:
     """Run (or resume) an evaluation whose checkpoints and records live in `out`."""
-    context = config.episode_context()
-    items = sample(load_dataset(Path(config.dataset)), config.limit, config.sample_seed)
-    prompts = load_prompts(Path(config.prompts) if config.prompts else None,
-                           NEEDS[config.method], config.prompts_keys)
-    source = wiki or open_source(config.wiki)
-    sampling = _sampling(config.model, model)
-    settings = resolved_settings(config, context, prompts, sampling, _snapshot_id(source))
-    chat_model = _open_model(config, model)
+    context, items, prompts, source, sampling, settings, chat_model = prepare_run(config, model, wiki)
     _prepare_out(out, settings, resume)
     store = ThreadStore(out / "threads.db")
     method_settings = MethodSettings(

@@ -24,27 +24,21 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
-from wikireact.eval.dataset import Item, load_dataset, sample
+from wikireact.eval.dataset import Item
 from wikireact.eval.harness import (
-    NEEDS,
     RECORDS,
     REPORT,
     RUN_ONLY,
     EvalConfig,
     EvalError,
-    _open_model,
-    _sampling,
-    _snapshot_id,
     _versions,
-    resolved_settings,
+    prepare_run,
 )
 from wikireact.eval.methods import MethodSettings, run_method, thread_id
 from wikireact.eval.metrics import summarize
-from wikireact.exemplars import load_prompts
 from wikireact.graph import build_graph
 from wikireact.threads_postgres import PostgresThreadStore
 from wikireact.wiki.base import WikiSource
-from wikireact.wiki.factory import open_source
 
 _SCHEMA = [
     """CREATE TABLE IF NOT EXISTS wikireact_eval_runs(
@@ -191,14 +185,7 @@ def run_shared_eval(
     """Work on the shared run `run` in `db` until it is complete; write and return its report."""
     import socket
 
-    context = config.episode_context()
-    items = sample(load_dataset(Path(config.dataset)), config.limit, config.sample_seed)
-    prompts = load_prompts(Path(config.prompts) if config.prompts else None,
-                           NEEDS[config.method], config.prompts_keys)
-    source = wiki or open_source(config.wiki)
-    sampling = _sampling(config.model, model)
-    settings = resolved_settings(config, context, prompts, sampling, _snapshot_id(source))
-    chat_model = _open_model(config, model)
+    context, items, prompts, source, sampling, settings, chat_model = prepare_run(config, model, wiki)
     store = PostgresThreadStore(db, pool_size=config.concurrency + 2)
     try:
         total = len(items) * config.seeds
