@@ -11,8 +11,8 @@ import json
 import sys
 from typing import Any
 
-from conftest import PAGES, QUESTION
 from langgraph.types import Command
+from support import PAGES, QUESTION
 
 from wikireact import Context, MemorySource, ScriptedChatModel, build_graph
 from wikireact.state import episode_ended

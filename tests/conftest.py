@@ -11,48 +11,16 @@ import os
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
+from support import PAGES, write_snapshot
 
 from wikireact import MemorySource
 from wikireact.pgcluster import PgCluster, PgUnavailableError
 from wikireact.threads import ThreadStore, open_store
-
-PAGES = {
-    "Scott Derrickson": (
-        "Scott Derrickson (born July 16, 1966) is an American director, screenwriter and producer. "
-        "He lives in Los Angeles, California. He is best known for directing horror films such as "
-        "Sinister. Derrickson was born in Denver, Colorado. He studied at Biola University."
-    ),
-    "Ed Wood": (
-        "Edward Davis Wood Jr. (October 10, 1924 – December 10, 1978) was an American filmmaker, "
-        "actor, and author. In the 1950s, Wood made several low-budget films. "
-        "Wood was born in Poughkeepsie, New York. He served in the U.S. Marine Corps. "
-        "He died in Los Angeles."
-    ),
-}
-
-QUESTION = "Were Scott Derrickson and Ed Wood of the same nationality?"
-
-GOOD_RUN = [
-    "Thought 1: I need Scott Derrickson's nationality.\nAction 1: Search[Scott Derrickson]",
-    "Thought 2: He is American. Now Ed Wood.\nAction 2: Search[Ed Wood]",
-    "Thought 3: Where was Wood born?\nAction 3: Lookup[born]",
-    "Thought 4: Both are American.\nAction 4: Finish[yes]",
-]
-
-TOOLS_RUN: list[Any] = [
-    {"tool": "search", "args": {"title": "Scott Derrickson"},
-     "content": "Thought 1: I need Scott Derrickson's nationality."},
-    {"tool": "search", "args": {"title": "Ed Wood"}, "content": "He is American. Now Ed Wood."},
-    {"tool": "lookup", "args": {"keyword": "born"}, "content": "Where was Wood born?"},
-    {"tool": "finish", "args": {"answer": "yes"}, "content": "Both are American."},
-]
-"""GOOD_RUN's steps as tool calls (the tools protocol)."""
 
 
 @pytest.fixture
@@ -107,10 +75,6 @@ def checkpointer(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Bas
         conn.close()
 
 
-def thread(thread_id: str = "t1") -> dict:
-    return {"configurable": {"thread_id": thread_id}}
-
-
 # --- CLI tests (tests/test_cli_*.py) ---
 
 
@@ -125,25 +89,5 @@ def cli_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 @pytest.fixture
 def snapshot_db(tmp_path: Path) -> Path:
-    """A snapshot file holding PAGES, built by `wikireact snapshot import`."""
-    import json
-
-    from typer.testing import CliRunner
-
-    from wikireact.cli.app import app
-
-    pages = tmp_path / "pages.jsonl"
-    pages.write_text("".join(json.dumps({"title": t, "text": x}) + "\n" for t, x in PAGES.items()))
-    out = tmp_path / "pages.db"
-    result = CliRunner().invoke(app, ["snapshot", "import", str(pages), "--out", str(out)])
-    assert result.exit_code == 0, result.output
-    return out
-
-
-def write_script(tmp_path: Path, outputs: list[str], name: str = "script.json", delay_s: float = 0) -> str:
-    """Write a scripted model file and return its `--model` value."""
-    import json
-
-    path = tmp_path / name
-    path.write_text(json.dumps({"outputs": outputs, "delay_s": delay_s}))
-    return f"scripted:{path}"
+    """A snapshot file holding PAGES."""
+    return write_snapshot(tmp_path / "pages.db")

@@ -10,8 +10,8 @@ import json
 import sqlite3
 import sys
 
-from conftest import GOOD_RUN, PAGES, QUESTION
 from langgraph.checkpoint.sqlite import SqliteSaver
+from support import GOOD_RUN, PAGES, QUESTION
 
 from wikireact import MemorySource, ScriptedChatModel, build_graph
 from wikireact.threads import is_postgres_url, open_store

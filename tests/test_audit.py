@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 from audit_worker import run as run_worker
-from conftest import GOOD_RUN, QUESTION, TOOLS_RUN
-from test_cli import data_dir, flat, runner, script, snapshot  # noqa: F401  (fixtures)
+from support import GOOD_RUN, QUESTION, TOOLS_RUN, write_script
+from test_cli import data_dir, flat, runner  # noqa: F401  (fixtures)
 
 from wikireact.cli.app import app
 from wikireact.graph import build_graph
@@ -35,9 +35,9 @@ def history(thread_id: str) -> dict[str, Any]:
     return dict(json.loads(result.stdout))
 
 
-def test_ask_with_the_tools_protocol_and_history_json(tmp_path: Path, snapshot: Path) -> None:  # noqa: F811
+def test_ask_with_the_tools_protocol_and_history_json(tmp_path: Path, snapshot_db: Path) -> None:  # noqa: F811
     result = runner.invoke(app, ["ask", QUESTION, "--json", "--protocol", "tools", "--model",
-                                 tool_script(tmp_path, TOOLS_RUN), "--wiki", str(snapshot), "--thread-id", "p1"])
+                                 tool_script(tmp_path, TOOLS_RUN), "--wiki", str(snapshot_db), "--thread-id", "p1"])
     assert result.exit_code == 0, result.output
     out = json.loads(result.stdout)
     assert out["answer"] == "yes" and [s["action"] for s in out["trajectory"]] == [
@@ -52,9 +52,9 @@ def test_ask_with_the_tools_protocol_and_history_json(tmp_path: Path, snapshot: 
     assert trail["steps"][3]["kind"] == "finish" and trail["steps"][3]["started_at"] is None
 
 
-def test_resume_keeps_the_protocol(tmp_path: Path, snapshot: Path) -> None:  # noqa: F811
+def test_resume_keeps_the_protocol(tmp_path: Path, snapshot_db: Path) -> None:  # noqa: F811
     first = runner.invoke(app, ["ask", QUESTION, "--json", "--protocol", "tools", "--model",
-                                tool_script(tmp_path, TOOLS_RUN[:2], "short.json"), "--wiki", str(snapshot),
+                                tool_script(tmp_path, TOOLS_RUN[:2], "short.json"), "--wiki", str(snapshot_db),
                                 "--thread-id", "p2"])
     assert first.exit_code == 1 and "wikireact resume p2" in flat(first.stderr)
     resumed = runner.invoke(app, ["resume", "p2", "--json", "--model", tool_script(tmp_path, TOOLS_RUN)])
@@ -64,11 +64,11 @@ def test_resume_keeps_the_protocol(tmp_path: Path, snapshot: Path) -> None:  # n
     assert history("p2")["protocol"] == "tools"
 
 
-def test_reviewer_is_recorded_from_the_terminal(tmp_path: Path, snapshot: Path) -> None:  # noqa: F811
+def test_reviewer_is_recorded_from_the_terminal(tmp_path: Path, snapshot_db: Path) -> None:  # noqa: F811
     answers = "y\ne\nSearch[Ed Wood]\nn\nnot needed\n"
     outputs = [GOOD_RUN[0], "Thought: x\nAction: Search[Tim Burton]", GOOD_RUN[2], GOOD_RUN[3]]
     result = runner.invoke(app, ["ask", QUESTION, "--approve", "--reviewer", "alice", "--json", "--model",
-                                 script(tmp_path, outputs), "--wiki", str(snapshot), "--thread-id", "r1"],
+                                 write_script(tmp_path, outputs), "--wiki", str(snapshot_db), "--thread-id", "r1"],
                            input=answers)
     assert result.exit_code == 0, result.output
     approvals = [s["approval"] for s in history("r1")["steps"]]

@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import GOOD_RUN, QUESTION, thread
 from langgraph.checkpoint.base import BaseCheckpointSaver
+from support import GOOD_RUN, QUESTION, thread
 
 from wikireact import MemorySource, ScriptedChatModel, build_graph
 

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import GOOD_RUN, QUESTION, write_script
+from support import GOOD_RUN, QUESTION, write_script
 from typer.testing import CliRunner
 
 from wikireact.cli.app import app

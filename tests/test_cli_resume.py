@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import GOOD_RUN, QUESTION, write_script
+from support import GOOD_RUN, QUESTION, write_script
 from typer.testing import CliRunner
 
 from wikireact.cli.app import app

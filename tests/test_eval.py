@@ -3,23 +3,19 @@
 from __future__ import annotations
 
 import json
-import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import PAGES
-from pydantic import PrivateAttr
+from support import SpyModel, write_snapshot
 from typer.testing import CliRunner
 
-from wikireact import ScriptedChatModel
 from wikireact.cli.app import app
 from wikireact.eval.baselines import Vote, extract_answer, majority_is_weak, react_needs_fallback
 from wikireact.eval.dataset import DatasetError, load_dataset, sample
 from wikireact.eval.harness import EvalConfig, EvalError, run_eval
 from wikireact.eval.scoring import exact_match, f1_score, normalize_answer
-from wikireact.wiki.importer import import_file
-from wikireact.wiki.snapshot import SnapshotSource, SnapshotStore
+from wikireact.wiki.snapshot import SnapshotSource
 
 
 @pytest.mark.parametrize(
@@ -91,28 +87,8 @@ SCRIPT = [
 def files(tmp_path: Path) -> tuple[Path, Path]:
     dataset = tmp_path / "dev.json"
     dataset.write_text(json.dumps(DATA))
-    pages = tmp_path / "pages.jsonl"
-    pages.write_text("".join(json.dumps({"title": t, "text": x}) + "\n" for t, x in PAGES.items()))
-    snapshot = tmp_path / "snap.db"
-    import_file(pages, SnapshotStore.create(snapshot))
+    snapshot = write_snapshot(tmp_path / "snap.db")
     return dataset, snapshot
-
-
-class Spy(ScriptedChatModel):
-    """Records every prompt; fails every call after `fail_after` calls when set."""
-
-    fail_after: int | None = None
-    prompts: list[str] = []
-    _calls: int = PrivateAttr(default=0)
-    _lock: Any = PrivateAttr(default_factory=threading.Lock)
-
-    def _respond(self, index, messages, stop):  # type: ignore[no-untyped-def]
-        with self._lock:
-            self._calls += 1
-            self.prompts.append("\n".join(str(m.content) for m in messages))
-            if self.fail_after is not None and self._calls > self.fail_after:
-                raise ConnectionError("model down")
-        return super()._respond(index, messages, stop)
 
 
 def config(dataset: Path, snapshot: Path, method: str = "react", **kw: Any) -> EvalConfig:
@@ -122,7 +98,7 @@ def config(dataset: Path, snapshot: Path, method: str = "react", **kw: Any) -> E
 
 def test_react_harness_end_to_end(files: tuple[Path, Path], tmp_path: Path) -> None:
     dataset, snapshot = files
-    model = Spy(outputs=SCRIPT, prompts=[])
+    model = SpyModel(outputs=SCRIPT)
     report = run_eval(config(dataset, snapshot, seeds=2), tmp_path / "out", model=model,
                       wiki=SnapshotSource.open(snapshot))
     m = report["metrics"]["mean"]
@@ -142,17 +118,17 @@ def test_react_harness_end_to_end(files: tuple[Path, Path], tmp_path: Path) -> N
 
 def test_interrupted_run_resumes_to_identical_metrics(files: tuple[Path, Path], tmp_path: Path) -> None:
     dataset, snapshot = files
-    reference = run_eval(config(dataset, snapshot), tmp_path / "ref", model=Spy(outputs=SCRIPT, prompts=[]),
+    reference = run_eval(config(dataset, snapshot), tmp_path / "ref", model=SpyModel(outputs=SCRIPT),
                          wiki=SnapshotSource.open(snapshot))
     with pytest.raises(Exception, match="model down"):
-        run_eval(config(dataset, snapshot), tmp_path / "run", model=Spy(outputs=SCRIPT, prompts=[], fail_after=9),
+        run_eval(config(dataset, snapshot), tmp_path / "run", model=SpyModel(outputs=SCRIPT, fail_after=9),
                  wiki=SnapshotSource.open(snapshot))
     partial = (tmp_path / "run" / "trajectories.jsonl").read_text().splitlines()
     assert len(partial) < 4
     with pytest.raises(EvalError, match="--resume"):
-        run_eval(config(dataset, snapshot), tmp_path / "run", model=Spy(outputs=SCRIPT, prompts=[]),
+        run_eval(config(dataset, snapshot), tmp_path / "run", model=SpyModel(outputs=SCRIPT),
                  wiki=SnapshotSource.open(snapshot))
-    resumed_model = Spy(outputs=SCRIPT, prompts=[])
+    resumed_model = SpyModel(outputs=SCRIPT)
     resumed = run_eval(config(dataset, snapshot), tmp_path / "run", resume=True, model=resumed_model,
                        wiki=SnapshotSource.open(snapshot))
     timing = {"latency_mean_s", "latency_p95_s"}
@@ -161,7 +137,7 @@ def test_interrupted_run_resumes_to_identical_metrics(files: tuple[Path, Path], 
     assert len(resumed_model.prompts) == 4 * 5 - 9  # only the calls not already made
     with pytest.raises(EvalError, match="settings differ"):
         run_eval(config(dataset, snapshot, max_steps=3), tmp_path / "run", resume=True,
-                 model=Spy(outputs=SCRIPT, prompts=[]), wiki=SnapshotSource.open(snapshot))
+                 model=SpyModel(outputs=SCRIPT), wiki=SnapshotSource.open(snapshot))
 
 
 def test_cot_sc_and_hybrids(files: tuple[Path, Path], tmp_path: Path) -> None:
@@ -169,25 +145,25 @@ def test_cot_sc_and_hybrids(files: tuple[Path, Path], tmp_path: Path) -> None:
     votes = ["Thought: a. So the answer is yes.", "Thought: b. So the answer is no.",
              "Thought: c. So the answer is yes.", "Thought: d. So the answer is maybe."]
     report = run_eval(config(dataset, snapshot, "cot-sc", sc_samples=3), tmp_path / "sc",
-                      model=Spy(outputs=votes, prompts=[]), wiki=SnapshotSource.open(snapshot))
+                      model=SpyModel(outputs=votes), wiki=SnapshotSource.open(snapshot))
     assert report["metrics"]["mean"]["em"] == 0.25  # majority "yes" matches q1 only
     assert report["metrics"]["mean"]["model_calls"] == 3
     record = json.loads((tmp_path / "sc" / "trajectories.jsonl").read_text().splitlines()[0])
     assert record["votes"]["votes"] == 2 and record["votes"]["samples"] == 3
     # 2 of 3 is a strong majority: cot-sc-react does not switch
     strong = run_eval(config(dataset, snapshot, "cot-sc-react", sc_samples=3), tmp_path / "h1",
-                      model=Spy(outputs=votes, prompts=[]), wiki=SnapshotSource.open(snapshot))
+                      model=SpyModel(outputs=votes), wiki=SnapshotSource.open(snapshot))
     assert strong["metrics"]["mean"]["switch_rate"] == 0.0
     # 1 of 4 each: weak majority -> switch to ReAct (the script then acts from its start)
     weak_votes = ["Thought: So the answer is a.", "Thought: So the answer is b.",
                   "Thought: So the answer is c.", "Thought: So the answer is d.", *SCRIPT[4:]]
     weak = run_eval(config(dataset, snapshot, "cot-sc-react", sc_samples=4), tmp_path / "h2",
-                    model=Spy(outputs=weak_votes, prompts=[]), wiki=SnapshotSource.open(snapshot))
+                    model=SpyModel(outputs=weak_votes), wiki=SnapshotSource.open(snapshot))
     assert weak["metrics"]["mean"]["switch_rate"] == 1.0
     # ReAct that never finishes -> CoT-SC fallback provides the answer
     loop = [f"Action: Lookup[w{i}]" for i in range(7)]
     fallback = run_eval(config(dataset, snapshot, "react-cot-sc", sc_samples=3, max_steps=2), tmp_path / "h3",
-                        model=Spy(outputs=[*votes[:2], *loop], prompts=[]), wiki=SnapshotSource.open(snapshot))
+                        model=SpyModel(outputs=[*votes[:2], *loop]), wiki=SnapshotSource.open(snapshot))
     assert fallback["metrics"]["mean"]["switch_rate"] == 1.0
     assert fallback["metrics"]["mean"]["budget_exhausted_rate"] == 1.0
     assert fallback["metrics"]["mean"]["finish_rate"] == 1.0
@@ -232,7 +208,7 @@ def test_gold_answer_never_reaches_the_model(files: tuple[Path, Path], tmp_path:
     _, snapshot = files
     dataset = tmp_path / "marked.jsonl"
     dataset.write_text(json.dumps({"question": "Where was Ed Wood born?", "answer": "Zq-gold-marker"}) + "\n")
-    model = Spy(outputs=[*SCRIPT, *SCRIPT], prompts=[])
+    model = SpyModel(outputs=[*SCRIPT, *SCRIPT])
     run_eval(config(dataset, snapshot, method, sc_samples=2), tmp_path / "o", model=model,
              wiki=SnapshotSource.open(snapshot))
     assert model.prompts and not any("Zq-gold-marker" in p for p in model.prompts)

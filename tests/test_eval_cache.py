@@ -7,11 +7,10 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from conftest import GOOD_RUN, QUESTION
-from test_eval import SCRIPT, Spy, config, files  # noqa: F401  (files is a fixture)
+from support import GOOD_RUN, QUESTION, SpyModel, write_snapshot
+from test_eval import SCRIPT, config, files  # noqa: F401  (files is a fixture)
 from typer.testing import CliRunner
 
-from wikireact import ScriptedChatModel
 from wikireact.call_metadata import CALL_INDEX_KEY
 from wikireact.cli.app import app
 from wikireact.eval.harness import run_eval
@@ -32,13 +31,13 @@ def test_cached_rerun_with_a_changed_script_replays_every_call(files: tuple[Path
                                                                method: str) -> None:
     dataset, snapshot = files
     cache = tmp_path / "model-cache.db"
-    first_model = Spy(outputs=[*SCRIPT, *SCRIPT], prompts=[])
+    first_model = SpyModel(outputs=[*SCRIPT, *SCRIPT])
     first = run_eval(config(dataset, snapshot, method, sc_samples=3, model_cache=str(cache)), tmp_path / "first",
                      model=first_model, wiki=SnapshotSource.open(snapshot))
     calls = len(first_model.prompts)
     assert calls > 0 and first["model_cache"] == {"file": str(cache), "hits": 0, "misses": calls}
     # Another script (and a model that fails on any call): everything must come from the cache.
-    replay_model = Spy(outputs=["Action: Finish[something else]"] * 10, prompts=[], fail_after=0)
+    replay_model = SpyModel(outputs=["Action: Finish[something else]"] * 10, fail_after=0)
     replay = run_eval(config(dataset, snapshot, method, sc_samples=3, model_cache=str(cache), concurrency=1),
                       tmp_path / "replay", model=replay_model, wiki=SnapshotSource.open(snapshot))
     assert replay_model.prompts == []
@@ -52,30 +51,23 @@ def test_cot_sc_samples_are_cached_one_by_one(files: tuple[Path, Path], tmp_path
              "Thought: c. So the answer is maybe."]
     cache = tmp_path / "c.db"
     first = run_eval(config(dataset, snapshot, "cot-sc", sc_samples=3, model_cache=str(cache)), tmp_path / "a",
-                     model=Spy(outputs=votes, prompts=[]), wiki=SnapshotSource.open(snapshot))
+                     model=SpyModel(outputs=votes), wiki=SnapshotSource.open(snapshot))
     assert first["model_cache"]["misses"] == 4 * 3  # same prompt per question, three samples: three entries
     replay = run_eval(config(dataset, snapshot, "cot-sc", sc_samples=3, model_cache=str(cache)), tmp_path / "b",
-                      model=Spy(outputs=votes[:1] * 3, prompts=[], fail_after=0), wiki=SnapshotSource.open(snapshot))
+                      model=SpyModel(outputs=votes[:1] * 3, fail_after=0), wiki=SnapshotSource.open(snapshot))
     assert replay["model_cache"] == {"file": str(cache), "hits": 12, "misses": 0}
     record = _records(tmp_path / "b")[0]
     assert record["votes"]["answers"] == ["yes", "no", "maybe"]
     # Two more samples: the first three are replayed, only the new ones reach the model.
-    more = Spy(outputs=[*votes, "Thought: So the answer is no.", "Thought: So the answer is no."], prompts=[])
+    more = SpyModel(outputs=[*votes, "Thought: So the answer is no.", "Thought: So the answer is no."])
     bigger = run_eval(config(dataset, snapshot, "cot-sc", sc_samples=5, model_cache=str(cache)), tmp_path / "c",
                       model=more, wiki=SnapshotSource.open(snapshot))
     assert bigger["model_cache"] == {"file": str(cache), "hits": 12, "misses": 8}
 
 
 def test_cache_key_holds_stop_sampling_index_and_model(tmp_path: Path) -> None:
-    calls: list[int] = []
-
-    class Counting(ScriptedChatModel):
-        def _respond(self, index, messages, stop):  # type: ignore[no-untyped-def]
-            calls.append(index)
-            return super()._respond(index, messages, stop)
-
     store = SqliteModelCache(tmp_path / "c.db")
-    inner = Counting(outputs=["one", "two", "three"])
+    inner = SpyModel(outputs=["one", "two", "three"])
     cached = CachedChatModel(identity="scripted:x", store=store, load_model=lambda: inner)
     other = CachedChatModel(identity="groq:other", store=store, load_model=lambda: inner)
 
@@ -86,7 +78,7 @@ def test_cache_key_holds_stop_sampling_index_and_model(tmp_path: Path) -> None:
     assert ask(cached, 1) == "two"  # another index: another entry
     assert ask(cached, 0, stop=["x"]) == "one" and ask(cached, 0, temperature=0.7) == "one"
     assert ask(other, 0) == "one"
-    assert len(calls) == 5 and cached.hits == 1
+    assert len(inner.calls) == 5 and cached.hits == 1
     store.close()
     reopened = CachedChatModel(identity="scripted:x", store=SqliteModelCache(tmp_path / "c.db"),
                                load_model=lambda: pytest.fail("the model must not be loaded"))  # type: ignore[arg-type]
@@ -108,15 +100,9 @@ def test_another_programs_database_is_refused_and_left_alone(tmp_path: Path) -> 
 
 
 def test_ask_with_model_cache_replays_without_a_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from conftest import PAGES
 
-    from wikireact.wiki.importer import import_file
-    from wikireact.wiki.snapshot import SnapshotStore
 
-    pages = tmp_path / "pages.jsonl"
-    pages.write_text("".join(json.dumps({"title": t, "text": x}) + "\n" for t, x in PAGES.items()))
-    snapshot = tmp_path / "snap.db"
-    import_file(pages, SnapshotStore.create(snapshot))
+    snapshot = write_snapshot(tmp_path / "snap.db")
     script = tmp_path / "s.json"
     script.write_text(json.dumps(GOOD_RUN))
     cache = tmp_path / "cache.db"
@@ -142,8 +128,8 @@ def test_recorded_run_replays_offline_from_two_files(files: tuple[Path, Path], t
 
     import requests
     import responses
-    from conftest import PAGES
     from fake_mediawiki import FakeMediaWiki
+    from support import PAGES
     from test_live import URL, live
 
     from wikireact.wiki.live import CachedSource
@@ -159,10 +145,10 @@ def test_recorded_run_replays_offline_from_two_files(files: tuple[Path, Path], t
     with responses.RequestsMock(assert_all_requests_are_fired=False) as mock:
         mock.add_callback(responses.GET, URL, callback=answer)
         run_eval(config(dataset, snapshot=recording, model_cache=str(cache)), tmp_path / "recorded",
-                 model=Spy(outputs=SCRIPT, prompts=[]), wiki=CachedSource(live(), SnapshotStore.create(recording)))
+                 model=SpyModel(outputs=SCRIPT), wiki=CachedSource(live(), SnapshotStore.create(recording)))
     assert fake.calls
     replay = run_eval(config(dataset, snapshot=recording, model_cache=str(cache)), tmp_path / "replay",
-                      model=Spy(outputs=[], prompts=[], fail_after=0), wiki=SnapshotSource.open(recording))
+                      model=SpyModel(outputs=[], fail_after=0), wiki=SnapshotSource.open(recording))
     assert replay["model_cache"]["misses"] == 0
     recorded, replayed = _records(tmp_path / "recorded"), _records(tmp_path / "replay")
     # Identical records, except wiki_requests: the source's own request count (HTTP requests while
@@ -171,7 +157,7 @@ def test_recorded_run_replays_offline_from_two_files(files: tuple[Path, Path], t
     assert [{k: v for k, v in r.items() if k not in cost} for r in replayed] == \
         [{k: v for k, v in r.items() if k not in cost} for r in recorded]
     again = run_eval(config(dataset, snapshot=recording, model_cache=str(cache)), tmp_path / "again",
-                     model=Spy(outputs=[], prompts=[], fail_after=0), wiki=SnapshotSource.open(recording))
+                     model=SpyModel(outputs=[], fail_after=0), wiki=SnapshotSource.open(recording))
     assert again["metrics"]["per_seed"] == {
         seed: {**m, "latency_mean_s": again["metrics"]["per_seed"][seed]["latency_mean_s"],
                "latency_p95_s": again["metrics"]["per_seed"][seed]["latency_p95_s"]}

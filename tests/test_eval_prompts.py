@@ -10,7 +10,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_eval import DATA, SCRIPT, Spy, config, files  # noqa: F401  (files is a fixture)
+from support import SpyModel
+from test_eval import DATA, SCRIPT, config, files  # noqa: F401  (files is a fixture)
 from typer.testing import CliRunner
 
 from wikireact.cli.app import app
@@ -118,7 +119,7 @@ def test_eval_with_a_prompt_file_records_it(files: tuple[Path, Path], tmp_path: 
     dataset, snapshot = files
     path = tmp_path / "prompts_naive.json"
     path.write_text(json.dumps(PAPER_LAYOUT))
-    spy = Spy(outputs=SCRIPT, prompts=[])
+    spy = SpyModel(outputs=SCRIPT)
     report = run_eval(config(dataset, snapshot, prompts=str(path)), tmp_path / "o", model=spy,
                       wiki=SnapshotSource.open(snapshot))
     assert all("Search[Loire]" in p and "Danube" not in p for p in spy.prompts)

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import GOOD_RUN, PAGES, QUESTION
+from support import GOOD_RUN, PAGES, QUESTION
 from typer.testing import CliRunner
 
 import wikireact.cli.app as cli

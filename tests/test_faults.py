@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 import requests
-from conftest import GOOD_RUN, PAGES, QUESTION
 from fake_mediawiki import FakeMediaWiki
 from fault_server import FaultServer, every_third_of_ten, json_reply
 from langgraph.checkpoint.memory import InMemorySaver
+from support import GOOD_RUN, PAGES, QUESTION
 
 from wikireact import MemorySource, build_graph
 from wikireact.errors import WikiOutageError

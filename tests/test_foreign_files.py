@@ -13,8 +13,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import GOOD_RUN, PAGES, QUESTION
 from langgraph.checkpoint.sqlite import SqliteSaver
+from support import GOOD_RUN, PAGES, QUESTION
 from typer.testing import CliRunner
 
 from wikireact.cli.app import app

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import GOOD_RUN, QUESTION, thread
 from langgraph.checkpoint.memory import InMemorySaver
+from support import GOOD_RUN, QUESTION, thread
 
 from wikireact import Context, MemorySource, ScriptedChatModel, build_graph
 from wikireact.history import CheckpointSummary, list_checkpoints

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Literal
 
 import pytest
-from conftest import PAGES, QUESTION
+from support import PAGES, QUESTION
 from typer.testing import CliRunner
 
 from wikireact import Context, ScriptedChatModel, build_graph

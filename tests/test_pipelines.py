@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import sys
-import threading
 from pathlib import Path
 
-from conftest import GOOD_RUN, QUESTION, thread
 from langgraph.checkpoint.base import BaseCheckpointSaver
-from pydantic import PrivateAttr
+from support import GOOD_RUN, QUESTION, SpyModel, thread
 
 from wikireact import MemorySource, ScriptedChatModel, build_graph
 
@@ -25,28 +23,6 @@ def test_ainvoke(wiki: MemorySource) -> None:
     assert [s["action"] for s in out["trajectory"]] == ACTIONS
 
 
-class CountingModel(ScriptedChatModel):
-    """Records the largest number of calls in flight at once."""
-
-    peak: int = 0
-    _gate: threading.Lock = PrivateAttr(default_factory=threading.Lock)
-    _now: int = PrivateAttr(default=0)
-
-    def _enter(self) -> None:
-        with self._gate:
-            self._now += 1
-            self.peak = max(self.peak, self._now)
-
-    def _leave(self) -> None:
-        with self._gate:
-            self._now -= 1
-
-    def _generate(self, messages, stop=None, run_manager=None, **kwargs):  # type: ignore[no-untyped-def]
-        self._enter()
-        try:
-            return super()._generate(messages, stop, run_manager, **kwargs)
-        finally:
-            self._leave()
 
     async def _agenerate(self, messages, stop=None, run_manager=None, **kwargs):  # type: ignore[no-untyped-def]
         self._enter()
@@ -57,7 +33,7 @@ class CountingModel(ScriptedChatModel):
 
 
 def test_batch_respects_the_concurrency_limit(checkpointer: BaseCheckpointSaver, wiki: MemorySource) -> None:
-    model = CountingModel(outputs=GOOD_RUN, delay_s=0.05)
+    model = SpyModel(outputs=GOOD_RUN, delay_s=0.05)
     graph = build_graph(checkpointer, model=model, wiki=wiki)
     configs = [{**thread(f"b{i}"), "max_concurrency": 2} for i in range(6)]
     outs = graph.batch([{"question": QUESTION}] * 6, configs)
@@ -66,7 +42,7 @@ def test_batch_respects_the_concurrency_limit(checkpointer: BaseCheckpointSaver,
 
 
 def test_abatch_respects_the_concurrency_limit(wiki: MemorySource) -> None:
-    model = CountingModel(outputs=GOOD_RUN, delay_s=0.05)
+    model = SpyModel(outputs=GOOD_RUN, delay_s=0.05)
     graph = build_graph(model=model, wiki=wiki)
     outs = asyncio.run(graph.abatch([{"question": QUESTION}] * 6, {"max_concurrency": 3}))
     assert [o["answer"] for o in outs] == ["yes"] * 6

@@ -7,8 +7,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import PAGES
 from rich.console import Console
+from support import write_snapshot
 from typer.testing import CliRunner
 
 from wikireact.cli.app import app
@@ -16,8 +16,6 @@ from wikireact.eval.categories import CATEGORIES
 from wikireact.eval.paper import PAPER_EM
 from wikireact.eval.report import categories_table, comparison_table
 from wikireact.eval.runs import load_runs
-from wikireact.wiki.importer import import_file
-from wikireact.wiki.snapshot import SnapshotStore
 
 DATA = [
     {"_id": "q1", "question": "Were Scott Derrickson and Ed Wood of the same nationality?", "answer": "yes"},
@@ -38,11 +36,10 @@ METHODS = ("react", "act", "cot")
 def make_runs(root: Path) -> list[Path]:
     """Evaluate DATA with three methods through the CLI; return the run folders."""
     root.mkdir(parents=True, exist_ok=True)
-    dataset, script, pages, snapshot = (root / n for n in ("dev.json", "script.json", "pages.jsonl", "snap.db"))
+    dataset, script = root / "dev.json", root / "script.json"
     dataset.write_text(json.dumps(DATA))
     script.write_text(json.dumps(SCRIPT))
-    pages.write_text("".join(json.dumps({"title": t, "text": x}) + "\n" for t, x in PAGES.items()))
-    import_file(pages, SnapshotStore.create(snapshot))
+    snapshot = write_snapshot(root / "snap.db")
     runs = []
     for method in METHODS:
         out = root / "runs" / f"{method}-run"

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import PAGES
+from support import PAGES
 
 from wikireact import MemorySource, ScriptedChatModel
 from wikireact.eval.categories import CATEGORIES, categorize, count_categories

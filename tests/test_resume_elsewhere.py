@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import GOOD_RUN, PAGES, QUESTION
+from support import GOOD_RUN, PAGES, QUESTION
 from typer.testing import CliRunner
 
 from wikireact.cli.app import app

@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import GOOD_RUN, QUESTION, thread
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
     ChannelVersions,
@@ -18,6 +17,7 @@ from langgraph.checkpoint.base import (
     CheckpointTuple,
 )
 from langgraph.checkpoint.sqlite import SqliteSaver
+from support import GOOD_RUN, QUESTION, thread
 
 from wikireact import Context, MemorySource, ScriptedChatModel, build_graph
 from wikireact.compact import CompressingSerializer, pack_writes, unpack_writes

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 import requests
-from conftest import GOOD_RUN, PAGES, QUESTION, TOOLS_RUN
+from support import GOOD_RUN, QUESTION, TOOLS_RUN, write_snapshot
 
 pytest.importorskip("langgraph_api")
 from langgraph_sdk import get_sync_client  # noqa: E402
@@ -67,13 +67,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path
 @pytest.fixture(scope="module")
 def settings(server: tuple[str, Path]) -> dict:
     _, work = server
-    pages = work / "pages.jsonl"
-    pages.write_text("".join(json.dumps({"title": t, "text": x}) + "\n" for t, x in PAGES.items()))
-    from wikireact.wiki.importer import import_file
-    from wikireact.wiki.snapshot import SnapshotStore
-
-    snapshot = work / "fixture.db"
-    import_file(pages, SnapshotStore.create(snapshot))
+    snapshot = write_snapshot(work / "fixture.db")
     script = work / "script.json"
     script.write_text(json.dumps(GOOD_RUN))
     tools = work / "tools.json"

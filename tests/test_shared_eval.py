@@ -13,14 +13,13 @@ from typing import Any
 
 import psycopg
 import pytest
-from conftest import PAGES
+from support import write_snapshot
 from typer.testing import CliRunner
 
 from wikireact import ScriptedChatModel
 from wikireact.cli.app import app
 from wikireact.eval.harness import EvalConfig, EvalError, run_eval
-from wikireact.wiki.importer import import_file
-from wikireact.wiki.snapshot import SnapshotSource, SnapshotStore
+from wikireact.wiki.snapshot import SnapshotSource
 
 SCRIPT = [
     "Thought: look him up.\nAction: Search[Scott Derrickson]",
@@ -37,10 +36,7 @@ def write_files(tmp_path: Path, questions: int) -> tuple[Path, Path]:
     dataset.write_text(json.dumps([
         {"_id": f"q{i}", "question": f"Where was Ed Wood born ({i})?",
          "answer": "Poughkeepsie, New York" if i % 3 else "Los Angeles"} for i in range(questions)]))
-    pages = tmp_path / "pages.jsonl"
-    pages.write_text("".join(json.dumps({"title": t, "text": x}) + "\n" for t, x in PAGES.items()))
-    snapshot = tmp_path / "snap.db"
-    import_file(pages, SnapshotStore.create(snapshot))
+    snapshot = write_snapshot(tmp_path / "snap.db")
     return dataset, snapshot
 
 

@@ -17,8 +17,8 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import GOOD_RUN, PAGES, QUESTION, thread
 from langgraph.checkpoint.sqlite import SqliteSaver
+from support import GOOD_RUN, PAGES, QUESTION, thread, write_script
 from typer.testing import CliRunner
 
 from wikireact import MemorySource, ScriptedChatModel, build_graph
@@ -43,21 +43,6 @@ def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path / "data"
 
 
-@pytest.fixture
-def snapshot(tmp_path: Path) -> Path:
-    pages = tmp_path / "pages.jsonl"
-    pages.write_text("".join(json.dumps({"title": t, "text": x}) + "\n" for t, x in PAGES.items()))
-    out = tmp_path / "fixture.db"
-    assert runner.invoke(app, ["snapshot", "import", str(pages), "--out", str(out)]).exit_code == 0
-    return out
-
-
-def script(tmp_path: Path, outputs: list[str], name: str = "script.json", delay_s: float = 0) -> str:
-    path = tmp_path / name
-    path.write_text(json.dumps({"outputs": outputs, "delay_s": delay_s}))
-    return f"scripted:{path}"
-
-
 def chain(db: str, thread_id: str) -> list[tuple[int, str]]:
     """The thread's checkpoints, oldest first, as (superstep, parent id); asserts one linear chain."""
     store = open_store(db)
@@ -71,12 +56,12 @@ def chain(db: str, thread_id: str) -> list[tuple[int, str]]:
     return [(s.metadata["step"] if s.metadata else -9, str(p)) for s, p in zip(history, parents)][::-1]
 
 
-def test_ask_resume_history_on_both_stores(tmp_path: Path, snapshot: Path, db_target: str) -> None:
-    first = runner.invoke(app, ["ask", QUESTION, "--model", script(tmp_path, GOOD_RUN[:2], "short.json"),
-                                "--wiki", str(snapshot), "--thread-id", "t2", "--json", "--db", db_target])
+def test_ask_resume_history_on_both_stores(tmp_path: Path, snapshot_db: Path, db_target: str) -> None:
+    first = runner.invoke(app, ["ask", QUESTION, "--model", write_script(tmp_path, GOOD_RUN[:2], "short.json"),
+                                "--wiki", str(snapshot_db), "--thread-id", "t2", "--json", "--db", db_target])
     assert first.exit_code == 1 and "wikireact resume t2" in flat(first.stderr)
     resumed = runner.invoke(app, ["resume", "t2", "--json", "--db", db_target,
-                                  "--model", script(tmp_path, GOOD_RUN)])
+                                  "--model", write_script(tmp_path, GOOD_RUN)])
     assert resumed.exit_code == 0, resumed.output
     out = json.loads(resumed.stdout)
     assert out["answer"] == "yes" and [s["action"] for s in out["trajectory"]] == ACTIONS
@@ -87,11 +72,11 @@ def test_ask_resume_history_on_both_stores(tmp_path: Path, snapshot: Path, db_ta
     assert unknown.exit_code == 2 and "unknown thread id 'nope'" in flat(unknown.stderr)
 
 
-def test_approval_on_both_stores(tmp_path: Path, snapshot: Path, db_target: str) -> None:
+def test_approval_on_both_stores(tmp_path: Path, snapshot_db: Path, db_target: str) -> None:
     answers = "y\ne\nSearch[Ed Wood]\nn\nnot needed\n"
     outputs = [GOOD_RUN[0], "Thought: x\nAction: Search[Tim Burton]", GOOD_RUN[2], GOOD_RUN[3]]
-    result = runner.invoke(app, ["ask", QUESTION, "--approve", "--model", script(tmp_path, outputs),
-                                 "--wiki", str(snapshot), "--thread-id", "ap", "--json", "--db", db_target],
+    result = runner.invoke(app, ["ask", QUESTION, "--approve", "--model", write_script(tmp_path, outputs),
+                                 "--wiki", str(snapshot_db), "--thread-id", "ap", "--json", "--db", db_target],
                            input=answers)
     assert result.exit_code == 0, result.output
     out = json.loads(result.stdout.strip().splitlines()[-1])
@@ -99,20 +84,20 @@ def test_approval_on_both_stores(tmp_path: Path, snapshot: Path, db_target: str)
     assert out["trajectory"][2]["observation"] == "A human reviewer rejected Lookup[born]: not needed"
 
 
-def test_a_running_thread_is_not_resumed_twice(tmp_path: Path, snapshot: Path, db_target: str) -> None:
-    first = runner.invoke(app, ["ask", QUESTION, "--model", script(tmp_path, GOOD_RUN[:2], "short.json"),
-                                "--wiki", str(snapshot), "--thread-id", "busy", "--db", db_target])
+def test_a_running_thread_is_not_resumed_twice(tmp_path: Path, snapshot_db: Path, db_target: str) -> None:
+    first = runner.invoke(app, ["ask", QUESTION, "--model", write_script(tmp_path, GOOD_RUN[:2], "short.json"),
+                                "--wiki", str(snapshot_db), "--thread-id", "busy", "--db", db_target])
     assert first.exit_code == 1
     holder = open_store(db_target)  # stands for another process running the thread
     try:
         assert holder.try_claim("busy")
-        refused = runner.invoke(app, ["resume", "busy", "--db", db_target, "--model", script(tmp_path, GOOD_RUN)])
+        refused = runner.invoke(app, ["resume", "busy", "--db", db_target, "--model", write_script(tmp_path, GOOD_RUN)])
         assert refused.exit_code == 2
         assert "thread 'busy' is being run by another process" in flat(refused.stderr)
         assert "Traceback" not in refused.output and len(refused.stderr.strip().splitlines()) <= 3
         holder.release("busy")
         resumed = runner.invoke(app, ["resume", "busy", "--db", db_target, "--json",
-                                      "--model", script(tmp_path, GOOD_RUN)])
+                                      "--model", write_script(tmp_path, GOOD_RUN)])
         assert resumed.exit_code == 0, resumed.output
     finally:
         holder.close()
@@ -124,11 +109,11 @@ def _cli(*args: str) -> list[str]:
 
 @pytest.mark.slow
 def test_sigkill_then_two_concurrent_resumes_run_the_thread_once(
-    tmp_path: Path, snapshot: Path, db_target: str, data_dir: Path
+    tmp_path: Path, snapshot_db: Path, db_target: str, data_dir: Path
 ) -> None:
     env = {**os.environ, "WIKIREACT_DATA_DIR": str(data_dir), "COLUMNS": "200"}
-    slow = script(tmp_path, GOOD_RUN, "slow.json", delay_s=0.7)
-    ask = subprocess.Popen(_cli("ask", QUESTION, "--model", slow, "--wiki", str(snapshot), "--thread-id", "k",
+    slow = write_script(tmp_path, GOOD_RUN, "slow.json", delay_s=0.7)
+    ask = subprocess.Popen(_cli("ask", QUESTION, "--model", slow, "--wiki", str(snapshot_db), "--thread-id", "k",
                                 "--db", db_target), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     assert ask.stdout is not None
     deadline = time.time() + 60
@@ -147,7 +132,7 @@ def test_sigkill_then_two_concurrent_resumes_run_the_thread_once(
     assert "thread 'k' is being run by another process" in flat(refused)
     # an uninterrupted run in a fresh store has the same checkpoints: nothing ran twice
     reference_db = db_target + "-ref" if not db_target.startswith("postgresql") else db_target
-    done = subprocess.run(_cli("ask", QUESTION, "--model", script(tmp_path, GOOD_RUN), "--wiki", str(snapshot),
+    done = subprocess.run(_cli("ask", QUESTION, "--model", write_script(tmp_path, GOOD_RUN), "--wiki", str(snapshot_db),
                                "--thread-id", "ref", "--db", reference_db, "--json"),
                           capture_output=True, text=True, env=env, timeout=120)
     assert done.returncode == 0, done.stderr

@@ -1,0 +1,138 @@
+"""Test helpers shared by the suite: a small Wikipedia, scripted episodes, a spy model, snapshots.
+
+Test modules import these (`from support import ...`); fixtures built on them live in conftest.py.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
+from langchain_core.messages import BaseMessage
+from langchain_core.outputs import ChatResult
+from langchain_core.runnables import RunnableConfig
+from pydantic import Field, PrivateAttr
+
+from wikireact import ScriptedChatModel
+from wikireact.scripted import ScriptOutput
+from wikireact.wiki.importer import import_file
+from wikireact.wiki.snapshot import SnapshotStore
+
+PAGES = {
+    "Scott Derrickson": (
+        "Scott Derrickson (born July 16, 1966) is an American director, screenwriter and producer. "
+        "He lives in Los Angeles, California. He is best known for directing horror films such as "
+        "Sinister. Derrickson was born in Denver, Colorado. He studied at Biola University."
+    ),
+    "Ed Wood": (
+        "Edward Davis Wood Jr. (October 10, 1924 – December 10, 1978) was an American filmmaker, "
+        "actor, and author. In the 1950s, Wood made several low-budget films. "
+        "Wood was born in Poughkeepsie, New York. He served in the U.S. Marine Corps. "
+        "He died in Los Angeles."
+    ),
+}
+
+QUESTION = "Were Scott Derrickson and Ed Wood of the same nationality?"
+
+GOOD_RUN: list[ScriptOutput] = [
+    "Thought 1: I need Scott Derrickson's nationality.\nAction 1: Search[Scott Derrickson]",
+    "Thought 2: He is American. Now Ed Wood.\nAction 2: Search[Ed Wood]",
+    "Thought 3: Where was Wood born?\nAction 3: Lookup[born]",
+    "Thought 4: Both are American.\nAction 4: Finish[yes]",
+]
+
+TOOLS_RUN: list[ScriptOutput] = [
+    {"tool": "search", "args": {"title": "Scott Derrickson"},
+     "content": "Thought 1: I need Scott Derrickson's nationality."},
+    {"tool": "search", "args": {"title": "Ed Wood"}, "content": "He is American. Now Ed Wood."},
+    {"tool": "lookup", "args": {"keyword": "born"}, "content": "Where was Wood born?"},
+    {"tool": "finish", "args": {"answer": "yes"}, "content": "Both are American."},
+]
+"""GOOD_RUN's steps as tool calls (the tools protocol)."""
+
+
+def thread(thread_id: str = "t1") -> RunnableConfig:
+    """Return the run config that names a checkpointed thread."""
+    return {"configurable": {"thread_id": thread_id}}
+
+
+def write_script(tmp_path: Path, outputs: Sequence[Any], name: str = "script.json", delay_s: float = 0) -> str:
+    """Write a scripted model file and return its `--model` value."""
+    path = tmp_path / name
+    path.write_text(json.dumps({"outputs": list(outputs), "delay_s": delay_s}))
+    return f"scripted:{path}"
+
+
+def write_snapshot(path: Path, pages: Mapping[str, str] = PAGES) -> Path:
+    """Build a snapshot file at `path` holding `pages` (title -> text), as `snapshot import` does."""
+    jsonl = path.with_suffix(".jsonl")
+    jsonl.write_text("".join(json.dumps({"title": t, "text": x}) + "\n" for t, x in pages.items()))
+    import_file(jsonl, SnapshotStore.create(path))
+    return path
+
+
+class SpyModel(ScriptedChatModel):
+    """A scripted model that records every call.
+
+    Records the messages of each call (`calls`; `texts` and `prompts` as text), the tools bound to it
+    (`tools`), and the most calls in flight at once (`peak`). Fails every call after `fail_after`
+    calls when set; with `honour_stop=False` it ignores stop sequences, like some real servers.
+    """
+
+    fail_after: int | None = None
+    honour_stop: bool = True
+    calls: list[list[BaseMessage]] = Field(default_factory=list)
+    tools: list[Any] = Field(default_factory=list)
+    peak: int = 0
+    _calls: int = PrivateAttr(default=0)
+    _in_flight: int = PrivateAttr(default=0)
+    _gate: threading.Lock = PrivateAttr(default_factory=threading.Lock)
+
+    @property
+    def texts(self) -> list[list[str]]:
+        """Each call's message texts."""
+        return [[str(m.content) for m in messages] for messages in self.calls]
+
+    @property
+    def prompts(self) -> list[str]:
+        """Each call's messages joined into one text."""
+        return ["\n".join(texts) for texts in self.texts]
+
+    def _respond(self, index: int, messages: Sequence[BaseMessage], stop: list[str] | None,
+                 outputs: list[ScriptOutput] | None = None) -> ChatResult:
+        with self._gate:
+            self._calls += 1
+            self.calls.append(list(messages))
+            if self.fail_after is not None and self._calls > self.fail_after:
+                raise ConnectionError("model down")
+        return super()._respond(index, messages, stop if self.honour_stop else None, outputs)
+
+    def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None,
+                  run_manager: CallbackManagerForLLMRun | None = None, **kwargs: Any) -> ChatResult:
+        self._enter(kwargs)
+        try:
+            return super()._generate(messages, stop, run_manager, **kwargs)
+        finally:
+            self._leave()
+
+    async def _agenerate(self, messages: list[BaseMessage], stop: list[str] | None = None,
+                         run_manager: AsyncCallbackManagerForLLMRun | None = None, **kwargs: Any) -> ChatResult:
+        self._enter(kwargs)
+        try:
+            return await super()._agenerate(messages, stop, run_manager, **kwargs)
+        finally:
+            self._leave()
+
+    def _enter(self, kwargs: dict[str, Any]) -> None:
+        with self._gate:
+            self.tools.append(kwargs.get("tools"))
+            self._in_flight += 1
+            self.peak = max(self.peak, self._in_flight)
+
+    def _leave(self) -> None:
+        with self._gate:
+            self._in_flight -= 1
