@@ -27,7 +27,7 @@ test: setup
 
 lint: setup
 	$(VENV)/bin/ruff check src tests bench examples
-	$(VENV)/bin/mypy
+	$(VENV)/bin/mypy src/wikireact tests
 
 bench: setup
 	cd bench && ../$(PY) run_all.py

@@ -7,7 +7,8 @@ from dataclasses import fields
 from pathlib import Path
 
 import pytest
-from test_eval import SCRIPT, Spy, config, files  # noqa: F401  (files is a fixture)
+from support import SpyModel
+from test_eval import SCRIPT, config, files  # noqa: F401  (files is a fixture)
 from typer.testing import CliRunner
 
 from wikireact.cli.app import app
@@ -60,7 +61,7 @@ def test_hostile_environment_changes_nothing(files: tuple[Path, Path], tmp_path:
 def test_settings_hold_every_context_field_and_the_prompts(files: tuple[Path, Path], tmp_path: Path) -> None:  # noqa: F811
     dataset, snapshot = files
     run_eval(config(dataset, snapshot, observation_cap=80, repetition_limit=4), tmp_path / "o",
-             model=Spy(outputs=SCRIPT, prompts=[]), wiki=SnapshotSource.open(snapshot))
+             model=SpyModel(outputs=SCRIPT), wiki=SnapshotSource.open(snapshot))
     settings = json.loads((tmp_path / "o" / SETTINGS).read_text())
     for field in fields(Context):
         assert field.name in settings, field.name
@@ -82,11 +83,11 @@ def test_settings_hold_every_context_field_and_the_prompts(files: tuple[Path, Pa
 def test_resume_refuses_other_settings_naming_them(files: tuple[Path, Path], tmp_path: Path,  # noqa: F811
                                                    change: dict, field: str) -> None:
     dataset, snapshot = files
-    run_eval(config(dataset, snapshot), tmp_path / "o", model=Spy(outputs=SCRIPT, prompts=[]),
+    run_eval(config(dataset, snapshot), tmp_path / "o", model=SpyModel(outputs=SCRIPT),
              wiki=SnapshotSource.open(snapshot))
     with pytest.raises(EvalError, match=f"settings differ \\({field}: "):
         run_eval(config(dataset, snapshot, **change), tmp_path / "o", resume=True,
-                 model=Spy(outputs=SCRIPT, prompts=[]), wiki=SnapshotSource.open(snapshot))
+                 model=SpyModel(outputs=SCRIPT), wiki=SnapshotSource.open(snapshot))
 
 
 def test_resume_accepts_another_concurrency_and_skips_stray_lines(files: tuple[Path, Path], tmp_path: Path) -> None:  # noqa: F811
