@@ -11,7 +11,7 @@ import sqlite3
 import sys
 
 from langgraph.checkpoint.sqlite import SqliteSaver
-from support import GOOD_RUN, PAGES, QUESTION
+from support import GOOD_RUN, PAGES, QUESTION, thread
 
 from wikireact import MemorySource, ScriptedChatModel, build_graph
 from wikireact.threads import is_postgres_url, open_store
@@ -26,7 +26,7 @@ def main() -> int:
         wiki=MemorySource(PAGES),
         interrupt_before=["act"] if mode == "start" else None,
     )
-    config = {"configurable": {"thread_id": thread_id}}
+    config = thread(thread_id)
     out = graph.invoke(None if mode == "resume" else {"question": QUESTION}, config)
     print(json.dumps(out))
     return 3 if graph.get_state(config).next else 0

@@ -8,7 +8,13 @@ import sys
 from pathlib import Path
 
 import pytest
-from langgraph.checkpoint.base import BaseCheckpointSaver
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import (
+    BaseCheckpointSaver,
+    ChannelVersions,
+    Checkpoint,
+    CheckpointMetadata,
+)
 from support import GOOD_RUN, QUESTION, thread
 
 from wikireact import MemorySource, ScriptedChatModel, build_graph
@@ -118,7 +124,8 @@ def test_crash_between_saved_writes_and_next_checkpoint(tmp_path: Path, wiki: Me
         pass
 
     class CrashingSaver(SqliteSaver):
-        def put(self, config, checkpoint, metadata, new_versions):  # type: ignore[no-untyped-def]
+        def put(self, config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata,
+                new_versions: ChannelVersions) -> RunnableConfig:
             if metadata.get("step") == 8:  # the checkpoint after step 2's `observe`
                 raise Crash()
             return super().put(config, checkpoint, metadata, new_versions)

@@ -9,16 +9,17 @@ from pathlib import Path
 
 import pytest
 from support import GOOD_RUN, QUESTION, write_script
-from typer.testing import CliRunner
+from typer.testing import CliRunner, Result
 
 from wikireact.cli.app import app
+from wikireact.scripted import ScriptOutput
 
 runner = CliRunner()
 pytestmark = pytest.mark.usefixtures("cli_env")
 
 # Step 2 proposes Tim Burton (the reviewer edits it), step 3 Lookup[born] (rejected), step 4
 # Lookup[American] (approved, or interrupted), step 5 finishes.
-OUTPUTS = [
+OUTPUTS: list[ScriptOutput] = [
     GOOD_RUN[0],
     "Thought 2: Maybe Tim Burton.\nAction 2: Search[Tim Burton]",
     GOOD_RUN[2],
@@ -32,7 +33,7 @@ def flat(text: str) -> str:
     return " ".join(text.split())
 
 
-def ask(tmp_path: Path, snapshot_db: Path, answers: str, *extra: str, outputs: list[str] = OUTPUTS) -> object:
+def ask(tmp_path: Path, snapshot_db: Path, answers: str, *extra: str, outputs: list[ScriptOutput] = OUTPUTS) -> Result:
     return runner.invoke(app, ["ask", QUESTION, "--approve", "--model", write_script(tmp_path, outputs),
                                "--wiki", str(snapshot_db), "--thread-id", "ap", *extra], input=answers)
 
@@ -63,7 +64,7 @@ def test_the_thought_step_and_page_come_before_the_question(tmp_path: Path, snap
 
 
 def test_hostile_proposals_are_shown_exactly(tmp_path: Path, snapshot_db: Path) -> None:
-    outputs = ["Thought 1: \x1b]0;PWNED\x07look \u202eit up\nAction 1: Lookup[painted]",
+    outputs: list[ScriptOutput] = ["Thought 1: \x1b]0;PWNED\x07look \u202eit up\nAction 1: Lookup[painted]",
                "Thought 2: x\nAction 2: Search[[link=https://evil.example]Mona Lisa[/link]]",
                "Thought 3: x\nAction 3: Search[Mona [/] Lisa]", "Thought 4: x\nAction 4: Finish[no]"]
     result = ask(tmp_path, snapshot_db, "y\ny\ny\n", outputs=outputs)

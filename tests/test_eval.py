@@ -14,7 +14,9 @@ from wikireact.cli.app import app
 from wikireact.eval.baselines import Vote, extract_answer, majority_is_weak, react_needs_fallback
 from wikireact.eval.dataset import DatasetError, load_dataset, sample
 from wikireact.eval.harness import EvalConfig, EvalError, run_eval
+from wikireact.eval.methods import Method
 from wikireact.eval.scoring import exact_match, f1_score, normalize_answer
+from wikireact.scripted import ScriptOutput
 from wikireact.wiki.snapshot import SnapshotSource
 
 
@@ -52,7 +54,7 @@ def test_paper_sample_is_reproduced() -> None:
 
     idxs = list(range(7405))
     random.Random(233).shuffle(idxs)
-    assert [int(i.id) for i in sample(items, 500, 233)] == idxs[:500]  # type: ignore[arg-type]
+    assert [int(i.id) for i in sample(items, 500, 233)] == idxs[:500]
 
 
 def test_extract_answer() -> None:
@@ -74,7 +76,7 @@ DATA = [
     {"_id": "q3", "question": "Which city does Scott Derrickson live in?", "answer": "Los Angeles"},
     {"_id": "q4", "question": "Is Ed Wood a director?", "answer": "no"},
 ]
-SCRIPT = [
+SCRIPT: list[ScriptOutput] = [
     "Thought: look him up.\nAction: Search[Scott Derrickson]",
     "Thought: next.\nAction: Serch[Ed Wood]",
     "Thought: again.\nAction: Search[Ed Wood]",
@@ -91,8 +93,8 @@ def files(tmp_path: Path) -> tuple[Path, Path]:
     return dataset, snapshot
 
 
-def config(dataset: Path, snapshot: Path, method: str = "react", **kw: Any) -> EvalConfig:
-    return EvalConfig(dataset=str(dataset), method=method, model="scripted", wiki=str(snapshot),  # type: ignore[arg-type]
+def config(dataset: Path, snapshot: Path, method: Method = "react", **kw: Any) -> EvalConfig:
+    return EvalConfig(dataset=str(dataset), method=method, model="scripted", wiki=str(snapshot),
                       sample_seed=None, **{"concurrency": 4, **kw})
 
 
@@ -142,8 +144,8 @@ def test_interrupted_run_resumes_to_identical_metrics(files: tuple[Path, Path], 
 
 def test_cot_sc_and_hybrids(files: tuple[Path, Path], tmp_path: Path) -> None:
     dataset, snapshot = files
-    votes = ["Thought: a. So the answer is yes.", "Thought: b. So the answer is no.",
-             "Thought: c. So the answer is yes.", "Thought: d. So the answer is maybe."]
+    votes: list[ScriptOutput] = ["Thought: a. So the answer is yes.", "Thought: b. So the answer is no.",
+                                 "Thought: c. So the answer is yes.", "Thought: d. So the answer is maybe."]
     report = run_eval(config(dataset, snapshot, "cot-sc", sc_samples=3), tmp_path / "sc",
                       model=SpyModel(outputs=votes), wiki=SnapshotSource.open(snapshot))
     assert report["metrics"]["mean"]["em"] == 0.25  # majority "yes" matches q1 only
@@ -204,7 +206,7 @@ def test_eval_cli_and_report(files: tuple[Path, Path], tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("method", ["react", "cot", "standard", "cot-sc-react"])
-def test_gold_answer_never_reaches_the_model(files: tuple[Path, Path], tmp_path: Path, method: str) -> None:
+def test_gold_answer_never_reaches_the_model(files: tuple[Path, Path], tmp_path: Path, method: Method) -> None:
     _, snapshot = files
     dataset = tmp_path / "marked.jsonl"
     dataset.write_text(json.dumps({"question": "Where was Ed Wood born?", "answer": "Zq-gold-marker"}) + "\n")

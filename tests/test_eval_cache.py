@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
 from support import GOOD_RUN, QUESTION, SpyModel, write_snapshot
@@ -14,7 +15,9 @@ from typer.testing import CliRunner
 from wikireact.call_metadata import CALL_INDEX_KEY
 from wikireact.cli.app import app
 from wikireact.eval.harness import run_eval
+from wikireact.eval.methods import Method
 from wikireact.model_cache import CachedChatModel, ModelCacheError, SqliteModelCache
+from wikireact.scripted import ScriptOutput
 from wikireact.wiki.snapshot import SnapshotSource
 
 TIMING = ("latency_s",)
@@ -28,7 +31,7 @@ def _records(out: Path) -> list[dict]:
 
 @pytest.mark.parametrize("method", ["react", "act", "cot", "standard", "cot-sc-react"])
 def test_cached_rerun_with_a_changed_script_replays_every_call(files: tuple[Path, Path], tmp_path: Path,  # noqa: F811
-                                                               method: str) -> None:
+                                                               method: Method) -> None:
     dataset, snapshot = files
     cache = tmp_path / "model-cache.db"
     first_model = SpyModel(outputs=[*SCRIPT, *SCRIPT])
@@ -47,8 +50,8 @@ def test_cached_rerun_with_a_changed_script_replays_every_call(files: tuple[Path
 
 def test_cot_sc_samples_are_cached_one_by_one(files: tuple[Path, Path], tmp_path: Path) -> None:  # noqa: F811
     dataset, snapshot = files
-    votes = ["Thought: a. So the answer is yes.", "Thought: b. So the answer is no.",
-             "Thought: c. So the answer is maybe."]
+    votes: list[ScriptOutput] = ["Thought: a. So the answer is yes.", "Thought: b. So the answer is no.",
+                                 "Thought: c. So the answer is maybe."]
     cache = tmp_path / "c.db"
     first = run_eval(config(dataset, snapshot, "cot-sc", sc_samples=3, model_cache=str(cache)), tmp_path / "a",
                      model=SpyModel(outputs=votes), wiki=SnapshotSource.open(snapshot))
@@ -71,8 +74,8 @@ def test_cache_key_holds_stop_sampling_index_and_model(tmp_path: Path) -> None:
     cached = CachedChatModel(identity="scripted:x", store=store, load_model=lambda: inner)
     other = CachedChatModel(identity="groq:other", store=store, load_model=lambda: inner)
 
-    def ask(model: CachedChatModel, index: int, **kw: object) -> str:
-        return model.invoke("hello", config={"metadata": {CALL_INDEX_KEY: index}}, **kw).text  # type: ignore[arg-type]
+    def ask(model: CachedChatModel, index: int, **kw: Any) -> str:
+        return model.invoke("hello", config={"metadata": {CALL_INDEX_KEY: index}}, **kw).text
 
     assert ask(cached, 0) == "one" and ask(cached, 0) == "one"
     assert ask(cached, 1) == "two"  # another index: another entry
@@ -81,7 +84,7 @@ def test_cache_key_holds_stop_sampling_index_and_model(tmp_path: Path) -> None:
     assert len(inner.calls) == 5 and cached.hits == 1
     store.close()
     reopened = CachedChatModel(identity="scripted:x", store=SqliteModelCache(tmp_path / "c.db"),
-                               load_model=lambda: pytest.fail("the model must not be loaded"))  # type: ignore[arg-type]
+                               load_model=lambda: pytest.fail("the model must not be loaded"))
     assert ask(reopened, 1) == "two" and reopened.hits == 1 and reopened.misses == 0
 
 
@@ -139,7 +142,7 @@ def test_recorded_run_replays_offline_from_two_files(files: tuple[Path, Path], t
     fake = FakeMediaWiki(pages=dict(PAGES), search_results={"Serch": []})
 
     def answer(request: requests.PreparedRequest) -> tuple[int, dict, str]:
-        return 200, {}, json.dumps(fake.reply(dict(parse_qsl(urlparse(request.url).query, keep_blank_values=True))))
+        return 200, {}, json.dumps(fake.reply(dict(parse_qsl(urlparse(str(request.url)).query, keep_blank_values=True))))
 
     recording, cache = tmp_path / "run-wiki.db", tmp_path / "run-model.db"
     with responses.RequestsMock(assert_all_requests_are_fired=False) as mock:

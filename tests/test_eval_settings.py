@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from support import SpyModel
 from test_eval import SCRIPT, config, files  # noqa: F401  (files is a fixture)
-from typer.testing import CliRunner
+from typer.testing import CliRunner, Result
 
 from wikireact.cli.app import app
 from wikireact.context import Context
@@ -33,7 +33,7 @@ def _records(out: Path) -> list[dict]:
                   key=lambda r: (r["id"], r["seed"]))
 
 
-def _cli_eval(dataset: Path, snapshot: Path, script: Path, out: Path, *extra: str) -> object:
+def _cli_eval(dataset: Path, snapshot: Path, script: Path, out: Path, *extra: str) -> Result:
     return CliRunner().invoke(app, ["eval", str(dataset), "--model", f"scripted:{script}", "--wiki", str(snapshot),
                                     "--out", str(out), "--concurrency", "2", *extra])
 
@@ -44,11 +44,11 @@ def test_hostile_environment_changes_nothing(files: tuple[Path, Path], tmp_path:
     script = tmp_path / "script.json"
     script.write_text(json.dumps(SCRIPT))
     clean = _cli_eval(dataset, snapshot, script, tmp_path / "clean")
-    assert clean.exit_code == 0, clean.output  # type: ignore[attr-defined]
+    assert clean.exit_code == 0, clean.output
     for name, value in HOSTILE_ENV.items():
         monkeypatch.setenv(name, value)
     hostile = _cli_eval(dataset, snapshot, script, tmp_path / "hostile")
-    assert hostile.exit_code == 0, hostile.output  # type: ignore[attr-defined]
+    assert hostile.exit_code == 0, hostile.output
     assert _records(tmp_path / "hostile") == _records(tmp_path / "clean")
     record = _records(tmp_path / "hostile")[0]
     assert record["status"] == "finished" and record["steps"] == 5  # no approval pause, budget 7
@@ -95,7 +95,7 @@ def test_resume_accepts_another_concurrency_and_skips_stray_lines(files: tuple[P
     script = tmp_path / "script.json"
     script.write_text(json.dumps(SCRIPT))
     out = tmp_path / "o"
-    assert _cli_eval(dataset, snapshot, script, out).exit_code == 0  # type: ignore[attr-defined]
+    assert _cli_eval(dataset, snapshot, script, out).exit_code == 0
     lines = (out / "trajectories.jsonl").read_text().splitlines()
     # One record lost, and lines that are JSON but not records (a crash, a stray edit).
     (out / "trajectories.jsonl").write_text("\n".join([*lines[1:], "[1, 2]", "42", '"text"', '{"id": 3}']) + "\n")

@@ -4,18 +4,22 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 import requests
 from fake_mediawiki import FakeMediaWiki
-from fault_server import FaultServer, every_third_of_ten, json_reply
+from fault_server import FaultServer, Reply, every_third_of_ten, json_reply
 from langgraph.checkpoint.memory import InMemorySaver
-from support import GOOD_RUN, PAGES, QUESTION
+from pydantic import SecretStr
+from support import GOOD_RUN, PAGES, QUESTION, thread
 
 from wikireact import MemorySource, build_graph
 from wikireact.errors import WikiOutageError
 from wikireact.models import MODEL_MAX_RETRIES
+from wikireact.scripted import ScriptOutput
+from wikireact.state import InputState
 from wikireact.wiki.live import LiveSource, Transport
 
 pytestmark = pytest.mark.slow
@@ -40,7 +44,7 @@ def test_model_faults_are_retried_by_the_client(monkeypatch: pytest.MonkeyPatch)
 
     kinds = ["429-retry-after", "429", "500", "503", "slow"]
     with FaultServer(chat_reply, every_third_of_ten(kinds), slow_s=1.5) as server:
-        model = ChatGroq(model="qwen/qwen3.6-27b", api_key="test-key", base_url=server.url,  # type: ignore[arg-type]
+        model = ChatGroq(model="qwen/qwen3.6-27b", api_key=SecretStr("test-key"), base_url=server.url,
                          timeout=1.0, max_retries=MODEL_MAX_RETRIES, temperature=0)
         graph = build_graph(model=model, wiki=MemorySource(PAGES))
         outs = [graph.invoke({"question": QUESTION}) for _ in range(4)]
@@ -51,8 +55,8 @@ def test_model_faults_are_retried_by_the_client(monkeypatch: pytest.MonkeyPatch)
     assert outs[0]["usage"][0]["input_tokens"] == 100
 
 
-def mediawiki_reply(wiki: FakeMediaWiki):  # type: ignore[no-untyped-def]
-    def respond(method: str, path: str, query: dict[str, str], body: bytes) -> tuple[int, dict, bytes]:
+def mediawiki_reply(wiki: FakeMediaWiki) -> Callable[[str, str, dict[str, str], bytes], Reply]:
+    def respond(method: str, path: str, query: dict[str, str], body: bytes) -> Reply:
         return json_reply(wiki.reply(query))
     return respond
 
@@ -65,7 +69,7 @@ def test_wikipedia_faults_end_in_results_or_a_resumable_stop() -> None:
     durations: list[float] = []
 
     class TimedSession(requests.Session):
-        def get(self, *args: Any, **kwargs: Any) -> requests.Response:  # type: ignore[override]
+        def get(self, *args: Any, **kwargs: Any) -> requests.Response:
             start = time.perf_counter()
             try:
                 return super().get(*args, **kwargs)
@@ -74,7 +78,7 @@ def test_wikipedia_faults_end_in_results_or_a_resumable_stop() -> None:
 
     from wikireact import ScriptedChatModel
 
-    script = ["Action: Search[Scott Derrickson]", "Action: Search[Ed Woody]", "Action: Search[Ed Wood]",
+    script: list[ScriptOutput] = ["Action: Search[Scott Derrickson]", "Action: Search[Ed Woody]", "Action: Search[Ed Wood]",
               "Action: Lookup[born]", "Action: Finish[yes]"]
     with FaultServer(mediawiki_reply(wiki), every_third_of_ten(kinds), slow_s=2.0) as server:
         transport = Transport(f"{server.url}/w/api.php", timeout_s=timeout_s, retries=3, backoff_s=0.05,
@@ -83,8 +87,8 @@ def test_wikipedia_faults_end_in_results_or_a_resumable_stop() -> None:
                             wiki=LiveSource(transport))
         outs, stops = [], 0
         for n in range(6):
-            config = {"configurable": {"thread_id": f"t{n}"}}
-            payload: dict[str, str] | None = {"question": QUESTION}
+            config = thread(f"t{n}")
+            payload: InputState | None = {"question": QUESTION}
             for _ in range(10):
                 try:
                     outs.append(graph.invoke(payload, config))

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from langgraph.checkpoint.sqlite import SqliteSaver
 from support import GOOD_RUN, PAGES, QUESTION
-from typer.testing import CliRunner
+from typer.testing import CliRunner, Result
 
 from wikireact.cli.app import app
 from wikireact.threads import ThreadStore
@@ -135,17 +135,17 @@ def script(tmp_path: Path) -> str:
     return f"scripted:{path}"
 
 
-def refused_untouched(tmp_path: Path, kind: str, run: Callable[[Path], object], message: str) -> None:
+def refused_untouched(tmp_path: Path, kind: str, run: Callable[[Path], Result], message: str) -> None:
     target_dir = tmp_path / "target"
     target_dir.mkdir(parents=True)
     target = target_dir / "file.db"
     MAKERS[kind](target)
     before = directory_state(target_dir)
     result = run(target)
-    assert result.exit_code == 2, result.output  # type: ignore[attr-defined]
-    stderr = flat(result.stderr)  # type: ignore[attr-defined]
-    assert message in stderr and str(target) in stderr and "Traceback" not in result.output  # type: ignore[attr-defined]
-    assert len(result.stderr.strip().splitlines()) == 1  # type: ignore[attr-defined]
+    assert result.exit_code == 2, result.output
+    stderr = flat(result.stderr)
+    assert message in stderr and str(target) in stderr and "Traceback" not in result.output
+    assert len(result.stderr.strip().splitlines()) == 1
     assert directory_state(target_dir) == before
 
 
@@ -163,9 +163,12 @@ def test_db_refuses_files_that_are_not_checkpoint_files(tmp_path: Path, kind: st
 @pytest.mark.parametrize("kind", NOT_CHECKPOINTS)
 def test_history_and_resume_refuse_them_too(tmp_path: Path, kind: str) -> None:
     for command in ("history", "resume"):
+
+        def run(db: Path, command: str = command) -> Result:
+            return runner.invoke(app, [command, "t1", "--db", str(db)])
+
         refused_untouched(
-            tmp_path / command, kind,
-            lambda db, command=command: runner.invoke(app, [command, "t1", "--db", str(db)]),
+            tmp_path / command, kind, run,
             "cannot use checkpoint file",
         )
 

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+from typing import Any, cast
+
 import pytest
 from support import GOOD_RUN, PAGES, QUESTION, SpyModel, thread
 
 from wikireact import Context, MemorySource, ScriptedChatModel, build_graph
 from wikireact.graph import route_after_observe, route_after_parse
+from wikireact.scripted import ScriptOutput
+from wikireact.state import State
 
 
-def run(wiki: MemorySource, outputs: list[str], **context: object) -> dict:
+def run(wiki: MemorySource, outputs: list[ScriptOutput], **context: Any) -> dict[str, Any]:
     graph = build_graph(model=ScriptedChatModel(outputs=outputs), wiki=wiki)
-    return graph.invoke({"question": QUESTION}, context=Context(**context))  # type: ignore[arg-type]
+    return dict(graph.invoke({"question": QUESTION}, context=Context(**context)))
 
 
 def test_graph_has_exactly_the_four_nodes_and_conditional_edges() -> None:
@@ -36,7 +40,7 @@ def test_finish_ends_with_answer(wiki: MemorySource) -> None:
 
 
 def test_made_up_observation_never_enters_history(wiki: MemorySource) -> None:
-    outputs = ["Thought 1: go\nAction 1: Search[Ed Wood]\nObservation 1: Ed Wood was French.\n"
+    outputs: list[ScriptOutput] = ["Thought 1: go\nAction 1: Search[Ed Wood]\nObservation 1: Ed Wood was French.\n"
                "Thought 2: French!\nAction 2: Finish[no]", "Thought: done\nAction: Finish[yes]"]
     out = build_graph(model=ScriptedChatModel(outputs=outputs), wiki=wiki).invoke({"question": QUESTION})
     first = out["trajectory"][0]
@@ -46,7 +50,7 @@ def test_made_up_observation_never_enters_history(wiki: MemorySource) -> None:
 
 
 def test_stop_sequences_ignored_by_model_are_still_cut(wiki: MemorySource) -> None:
-    outputs = ["Thought: go\nAction: Search[Ed Wood]\nObservation: Ed Wood was French.",
+    outputs: list[ScriptOutput] = ["Thought: go\nAction: Search[Ed Wood]\nObservation: Ed Wood was French.",
                "Thought: ok\nAction: Finish[yes]"]
     out = build_graph(model=SpyModel(outputs=outputs, honour_stop=False), wiki=wiki).invoke({"question": QUESTION})
     assert "French" not in out["trajectory"][0]["raw"]
@@ -81,7 +85,7 @@ def test_repetition_limit_is_configurable(wiki: MemorySource) -> None:
 
 
 def test_budget_exhausted(wiki: MemorySource) -> None:
-    outputs = [f"Thought: t\nAction: Lookup[word{i}]" for i in range(10)]
+    outputs: list[ScriptOutput] = [f"Thought: t\nAction: Lookup[word{i}]" for i in range(10)]
     out = run(wiki, outputs, max_steps=4)
     assert out["status"] == "budget_exhausted"
     assert out["answer"] is None
@@ -133,7 +137,7 @@ def test_empty_question_is_rejected(wiki: MemorySource) -> None:
     ],
 )
 def test_route_after_parse(state: dict, expected: str) -> None:
-    assert route_after_parse(state) == expected  # type: ignore[arg-type]
+    assert route_after_parse(cast(State, state)) == expected  # only the keys the router reads
 
 
 @pytest.mark.parametrize(
@@ -142,7 +146,7 @@ def test_route_after_parse(state: dict, expected: str) -> None:
      ("repetition_halted", "__end__")],
 )
 def test_route_after_observe(status: str, expected: str) -> None:
-    assert route_after_observe({"status": status}) == expected  # type: ignore[typeddict-item]
+    assert route_after_observe(cast(State, {"status": status})) == expected  # only the key the router reads
 
 
 def test_prompt_fences_observations_as_untrusted() -> None:

@@ -6,14 +6,18 @@ from pathlib import Path
 
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph.state import CompiledStateGraph
 from support import GOOD_RUN, QUESTION, thread
 
 from wikireact import Context, MemorySource, ScriptedChatModel, build_graph
 from wikireact.history import CheckpointSummary, list_checkpoints
+from wikireact.state import InputState, OutputState, State
 from wikireact.threads import ThreadStore
 
+Graph = CompiledStateGraph[State, Context, InputState, OutputState]
 
-def from_snapshots(graph, thread_id: str) -> list[CheckpointSummary]:  # type: ignore[no-untyped-def]
+
+def from_snapshots(graph: Graph, thread_id: str) -> list[CheckpointSummary]:
     return [CheckpointSummary(s.config["configurable"]["checkpoint_id"], (s.metadata or {}).get("step"),
                               s.values.get("steps", 0), s.values.get("status"), tuple(sorted(s.next)))
             for s in graph.get_state_history(thread(thread_id))]

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Literal
 
 import pytest
-from support import PAGES, QUESTION
+from support import PAGES, QUESTION, thread
 from typer.testing import CliRunner
 
 from wikireact import Context, ScriptedChatModel, build_graph
@@ -74,7 +74,7 @@ def run_episode(store: ThreadStore, snapshot: Path, thread_id: str, fail_at: int
     outputs: list = HOSTILE_RUN if protocol == "text" else HOSTILE_TOOL_RUN
     model = ScriptedChatModel(outputs=outputs, errors=errors)
     graph = build_graph(store.saver, model=model, wiki=SnapshotSource.open(snapshot))
-    config = {"configurable": {"thread_id": thread_id}}
+    config = thread(thread_id)
     context = Context(protocol=protocol)
     try:
         graph.invoke({"question": QUESTION}, config, context=context, durability="sync")

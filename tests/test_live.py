@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import re
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 from urllib.parse import parse_qsl, urlparse
 
 import pytest
@@ -32,12 +34,12 @@ def wiki() -> FakeMediaWiki:
 
 
 @pytest.fixture
-def api(wiki: FakeMediaWiki):
+def api(wiki: FakeMediaWiki) -> Iterator[responses.RequestsMock]:
     def answer(request: requests.PreparedRequest) -> tuple[int, dict, str]:
         import json
 
         assert request.headers["User-Agent"] == USER_AGENT
-        params = dict(parse_qsl(urlparse(request.url).query, keep_blank_values=True))
+        params = dict(parse_qsl(urlparse(str(request.url)).query, keep_blank_values=True))
         return 200, {}, json.dumps(wiki.reply(params))
 
     with responses.RequestsMock(assert_all_requests_are_fired=False) as mock:
@@ -49,14 +51,14 @@ def no_sleep(_: float) -> None:
     pass
 
 
-def live(**kw: object) -> LiveSource:
-    return LiveSource(Transport(sleep=no_sleep, **kw))  # type: ignore[arg-type]
+def live(**kw: Any) -> LiveSource:
+    return LiveSource(Transport(sleep=no_sleep, **kw))
 
 
 def test_page_over_https_without_auto_suggest(api: responses.RequestsMock, wiki: FakeMediaWiki) -> None:
     page = live().fetch("Harry Potter")
     assert page == Page("Harry Potter", "Harry Potter is a series of novels.")
-    assert all(call.request.url.startswith("https://") for call in api.calls)
+    assert all(str(call.request.url).startswith("https://") for call in api.calls)
     assert all(c.get("list") != "search" for c in wiki.calls)  # no auto-suggest search
 
 
@@ -152,7 +154,7 @@ def test_failures_are_not_cached(tmp_path: Path, wiki: FakeMediaWiki) -> None:
             cached.fetch("Ed Wood")
     with responses.RequestsMock() as mock:
         mock.add_callback(responses.GET, URL, callback=lambda r: (200, {}, __import__("json").dumps(
-            wiki.reply(dict(parse_qsl(urlparse(r.url).query, keep_blank_values=True))))))
+            wiki.reply(dict(parse_qsl(urlparse(str(r.url)).query, keep_blank_values=True))))))
         assert isinstance(cached.fetch("Ed Wood"), Page)
 
 

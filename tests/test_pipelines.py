@@ -5,7 +5,9 @@ from __future__ import annotations
 import asyncio
 import sys
 from pathlib import Path
+from typing import Any
 
+from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from support import GOOD_RUN, QUESTION, SpyModel, thread
 
@@ -23,19 +25,10 @@ def test_ainvoke(wiki: MemorySource) -> None:
     assert [s["action"] for s in out["trajectory"]] == ACTIONS
 
 
-
-    async def _agenerate(self, messages, stop=None, run_manager=None, **kwargs):  # type: ignore[no-untyped-def]
-        self._enter()
-        try:
-            return await super()._agenerate(messages, stop, run_manager, **kwargs)
-        finally:
-            self._leave()
-
-
 def test_batch_respects_the_concurrency_limit(checkpointer: BaseCheckpointSaver, wiki: MemorySource) -> None:
     model = SpyModel(outputs=GOOD_RUN, delay_s=0.05)
     graph = build_graph(checkpointer, model=model, wiki=wiki)
-    configs = [{**thread(f"b{i}"), "max_concurrency": 2} for i in range(6)]
+    configs: list[RunnableConfig] = [{**thread(f"b{i}"), "max_concurrency": 2} for i in range(6)]
     outs = graph.batch([{"question": QUESTION}] * 6, configs)
     assert all(o["answer"] == "yes" and [s["action"] for s in o["trajectory"]] == ACTIONS for o in outs)
     assert model.peak == 2
@@ -51,7 +44,8 @@ def test_abatch_respects_the_concurrency_limit(wiki: MemorySource) -> None:
 
 def test_stream_emits_one_custom_event_per_observation(wiki: MemorySource) -> None:
     graph = build_graph(model=ScriptedChatModel(outputs=GOOD_RUN), wiki=wiki)
-    custom, updates = [], []
+    custom: list[Any] = []
+    updates: list[Any] = []
     for mode, chunk in graph.stream({"question": QUESTION}, stream_mode=["updates", "custom"]):
         (custom if mode == "custom" else updates).append(chunk)
     assert [e["step"] for e in custom] == [1, 2, 3, 4]

@@ -9,9 +9,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from support import thread
 
 from wikireact import Context, MemorySource, ScriptedChatModel, build_graph
 from wikireact.errors import WikiOutageError
+from wikireact.scripted import ScriptOutput
 from wikireact.state import StepKind
 from wikireact.wiki.base import WikiUnavailableError
 
@@ -46,7 +48,7 @@ def source() -> CountingSource:
 
 
 def run(source: MemorySource, actions: list[str], **context: Any) -> dict[str, Any]:
-    outputs = [f"Thought {i}: next.\nAction {i}: {a}" for i, a in enumerate(actions, 1)]
+    outputs: list[ScriptOutput] = [f"Thought {i}: next.\nAction {i}: {a}" for i, a in enumerate(actions, 1)]
     graph = build_graph(model=ScriptedChatModel(outputs=outputs), wiki=source)
     return graph.invoke({"question": "q?"}, context=Context(max_steps=context.pop("max_steps", 60),
                                                              **context))
@@ -139,10 +141,10 @@ def test_every_step_has_a_kind_including_rejected(source: CountingSource) -> Non
     from langgraph.checkpoint.memory import InMemorySaver
     from langgraph.types import Command
 
-    outputs = ["Action: Serch[x]", "Action: Search[Alpha Island]", "Action: Search[Alpha Island]",
+    outputs: list[ScriptOutput] = ["Action: Serch[x]", "Action: Search[Alpha Island]", "Action: Search[Alpha Island]",
                "Action: Lookup[ferry]", "Action: Finish[x]"]
     graph = build_graph(InMemorySaver(), model=ScriptedChatModel(outputs=outputs), wiki=source)
-    config = {"configurable": {"thread_id": "k"}}
+    config = thread("k")
     graph.invoke({"question": "q?"}, config, context=Context(approve=True))
     graph.invoke(Command(resume=True), config, context=Context(approve=True))
     out = graph.invoke(Command(resume={"reject": "no"}), config, context=Context(approve=True))
@@ -162,7 +164,7 @@ def test_outage_stops_resumably_and_the_retry_is_not_a_repeat(source: CountingSo
 
     graph = build_graph(InMemorySaver(), model=ScriptedChatModel(outputs=[
         "Action: Search[Alpha Island]", "Action: Lookup[ferry]", "Action: Finish[x]"]), wiki=source)
-    config = {"configurable": {"thread_id": "o"}}
+    config = thread("o")
     source.down = True
     with pytest.raises(WikiOutageError, match="unavailable right now.*Search\\[Alpha Island\\] was not run"):
         graph.invoke({"question": "q?"}, config)

@@ -16,6 +16,7 @@ from wikireact.eval.categories import CATEGORIES
 from wikireact.eval.paper import PAPER_EM
 from wikireact.eval.report import categories_table, comparison_table
 from wikireact.eval.runs import load_runs
+from wikireact.scripted import ScriptOutput
 
 DATA = [
     {"_id": "q1", "question": "Were Scott Derrickson and Ed Wood of the same nationality?", "answer": "yes"},
@@ -23,7 +24,7 @@ DATA = [
     {"_id": "q3", "question": "Which city does Scott Derrickson live in?", "answer": "Los Angeles"},
     {"_id": "q4", "question": "Where did Ed Wood die?", "answer": "Los Angeles"},
 ]
-SCRIPT = [
+SCRIPT: list[ScriptOutput] = [
     "Thought: look him up.\nAction: Search[Scott Derrickson]",
     "Thought: next.\nAction: Serch[Ed Wood]",
     "Thought: again.\nAction: Search[Ed Wood]",

@@ -12,19 +12,21 @@ from support import PAGES
 from wikireact import MemorySource, ScriptedChatModel
 from wikireact.eval.categories import CATEGORIES, categorize, count_categories
 from wikireact.eval.harness import EvalConfig, run_eval
+from wikireact.eval.methods import Method
+from wikireact.scripted import ScriptOutput
 
 BORN = "Where did Ed Wood die?"
 FINISH_LA = "Thought: found it.\nAction: Finish[Los Angeles]"
 SEARCH_WOOD = "Thought: look him up.\nAction: Search[Ed Wood]"
 
 
-def run_one(tmp_path: Path, script: list[str], gold: str, *, method: str = "react", max_steps: int = 7,
+def run_one(tmp_path: Path, script: list[ScriptOutput], gold: str, *, method: Method = "react", max_steps: int = 7,
             item: dict[str, Any] | None = None, seeds: int = 1) -> tuple[dict[str, Any], dict[str, Any]]:
     """Evaluate one question with a scripted model; return its record and the report."""
     tmp_path.mkdir(parents=True, exist_ok=True)
     dataset = tmp_path / "one.jsonl"
     dataset.write_text(json.dumps({"_id": "q", "question": BORN, "answer": gold, **(item or {})}) + "\n")
-    config = EvalConfig(dataset=str(dataset), method=method, model="scripted", wiki="memory",  # type: ignore[arg-type]
+    config = EvalConfig(dataset=str(dataset), method=method, model="scripted", wiki="memory",
                         sample_seed=None, concurrency=1, max_steps=max_steps, sc_samples=3, seeds=seeds)
     report = run_eval(config, tmp_path / "out", model=ScriptedChatModel(outputs=script), wiki=MemorySource(PAGES))
     record = json.loads((tmp_path / "out" / "trajectories.jsonl").read_text().splitlines()[0])
@@ -32,7 +34,7 @@ def run_one(tmp_path: Path, script: list[str], gold: str, *, method: str = "reac
 
 
 # Ed Wood's page (first five sentences shown by Search) says "He died in Los Angeles."
-CASES = {
+CASES: dict[str, dict[str, Any]] = {
     "correct": dict(script=[SEARCH_WOOD, FINISH_LA], gold="Los Angeles"),
     "search_miss": dict(script=["Thought: x.\nAction: Search[Ed Woood]", FINISH_LA.replace("Los Angeles", "Denver")],
                         gold="Los Angeles"),
@@ -62,13 +64,13 @@ def test_cases_cover_every_category() -> None:
 
 def test_search_miss_uses_the_supporting_pages_when_the_dataset_names_them(tmp_path: Path) -> None:
     # Ed Wood's page shows the gold answer, but the question needs Scott Derrickson's page.
-    script = [SEARCH_WOOD, "Action: Finish[Poughkeepsie]"]
+    script: list[ScriptOutput] = [SEARCH_WOOD, "Action: Finish[Poughkeepsie]"]
     without, _ = run_one(tmp_path / "a", script, "Los Angeles")
     assert without["category"] == "evidence_wrong"
     facts = {"supporting_facts": [["Scott Derrickson", 1], ["Ed Wood", 3]]}
     needed, _ = run_one(tmp_path / "b", script, "Los Angeles", item=facts)
     assert needed["category"] == "search_miss"
-    both = [SEARCH_WOOD, "Action: Search[scott derrickson]", "Action: Finish[Poughkeepsie]"]
+    both: list[ScriptOutput] = [SEARCH_WOOD, "Action: Search[scott derrickson]", "Action: Finish[Poughkeepsie]"]
     opened, _ = run_one(tmp_path / "c", both, "Los Angeles", item=facts)
     assert opened["category"] == "evidence_wrong"
 
@@ -86,7 +88,7 @@ def test_methods_without_wikipedia(tmp_path: Path) -> None:
 def test_fallback_answer_is_not_an_unsupported_finish(tmp_path: Path) -> None:
     # ReAct runs out of budget, CoT-SC answers: the category is the episode's ending.
     # The episode and the CoT-SC samples both read the script from its start.
-    script = [SEARCH_WOOD, "Action: Lookup[born]", "Thought: So the answer is Chicago."]
+    script: list[ScriptOutput] = [SEARCH_WOOD, "Action: Lookup[born]", "Thought: So the answer is Chicago."]
     record, _ = run_one(tmp_path, script, "Los Angeles", method="react-cot-sc", max_steps=2)
     assert record["switched"] and record["category"] == "budget_exhausted"
 

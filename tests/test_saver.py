@@ -22,6 +22,7 @@ from support import GOOD_RUN, QUESTION, thread
 from wikireact import Context, MemorySource, ScriptedChatModel, build_graph
 from wikireact.compact import CompressingSerializer, pack_writes, unpack_writes
 from wikireact.saver import CompactSqliteSaver
+from wikireact.scripted import ScriptOutput
 from wikireact.threads import _SCHEMA as threads_schema
 from wikireact.threads import ThreadStore
 
@@ -94,8 +95,10 @@ def test_a_thread_written_by_the_previous_layout_resumes(tmp_path: Path, wiki: M
     store.close()
 
 
-LONG_RUN = [f"Thought: {k}.\nAction: {'Search[Ed Wood]' if k % 5 == 0 else f'Lookup[w{k % 3}]'}"
-            for k in range(23)] + ["Thought: done.\nAction: Finish[yes]"]
+LONG_RUN: list[ScriptOutput] = [
+    *(f"Thought: {k}.\nAction: {'Search[Ed Wood]' if k % 5 == 0 else f'Lookup[w{k % 3}]'}" for k in range(23)),
+    "Thought: done.\nAction: Finish[yes]",
+]
 """24 steps: every delta channel passes its snapshot interval (16 writes) at least once."""
 
 

@@ -31,7 +31,14 @@ def free_port() -> int:
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
+    """`langgraph dev` run in a temporary directory, so its `.langgraph_api/` stays out of the checkout."""
     work = tmp_path_factory.mktemp("served")
+    config = json.loads((REPO / "langgraph.json").read_text())
+    config["dependencies"] = [str(REPO)]
+    config["graphs"] = {name: str(REPO / spec) for name, spec in config["graphs"].items()}
+    config.pop("env", None)
+    (work / "langgraph.json").write_text(json.dumps(config))
+    in_checkout_before = (REPO / ".langgraph_api").exists()
     port = free_port()
     env = {**os.environ, "LANGGRAPH_CLI_NO_ANALYTICS": "1", "LANGGRAPH_NO_VERSION_CHECK": "true",
            "WIKIREACT_DATA_DIR": str(work / "data")}
@@ -39,8 +46,9 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path
     log = (work / "server.log").open("w")
     langgraph = Path(sys.executable).with_name("langgraph")
     proc = subprocess.Popen(
-        [str(langgraph), "dev", "--no-browser", "--no-reload", "--host", "127.0.0.1", "--port", str(port)],
-        cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+        [str(langgraph), "dev", "--no-browser", "--no-reload", "--host", "127.0.0.1", "--port", str(port),
+         "--config", str(work / "langgraph.json")],
+        cwd=work, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
     )
     url = f"http://127.0.0.1:{port}"
     try:
@@ -62,6 +70,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path
             os.killpg(proc.pid, signal.SIGKILL)
         log.close()
     assert "BlockingError" not in (work / "server.log").read_text()
+    assert (work / ".langgraph_api").is_dir(), "langgraph dev kept its state somewhere else"
+    assert in_checkout_before or not (REPO / ".langgraph_api").exists(), "langgraph dev wrote into the checkout"
 
 
 @pytest.fixture(scope="module")
@@ -83,9 +93,12 @@ def test_assistant_graph_and_schemas(server: tuple[str, Path]) -> None:
     graph = client.assistants.get_graph(assistant_id)
     assert {n["id"] for n in graph["nodes"]} >= {"reason", "parse", "act", "observe"}
     schemas = client.assistants.get_schemas(assistant_id)
-    assert set(schemas["input_schema"]["properties"]) == {"question"}
-    assert set(schemas["output_schema"]["properties"]) >= {"answer", "status", "steps", "trajectory"}
-    context = schemas["context_schema"]["properties"]
+    input_schema, output_schema, context_schema = (
+        schemas["input_schema"], schemas["output_schema"], schemas["context_schema"])
+    assert input_schema and output_schema and context_schema, schemas
+    assert set(input_schema["properties"]) == {"question"}
+    assert set(output_schema["properties"]) >= {"answer", "status", "steps", "trajectory"}
+    context = context_schema["properties"]
     assert set(context) >= {"model", "wiki", "max_steps", "repetition_limit", "observation_cap", "approve",
                             "protocol"}
     assert "Step budget" in context["max_steps"]["description"]
@@ -97,6 +110,7 @@ def test_threaded_scripted_run_finishes(server: tuple[str, Path], settings: dict
     thread = client.threads.create()
     context = {"model": settings["model"], "wiki": settings["wiki"]}
     result = client.runs.wait(thread["thread_id"], "agent", input={"question": QUESTION}, context=context)
+    assert isinstance(result, dict), result
     assert result["answer"] == "yes" and result["status"] == "finished" and result["steps"] == 4
 
 
@@ -105,6 +119,7 @@ def test_threaded_tools_protocol_run_finishes(server: tuple[str, Path], settings
     thread = client.threads.create()
     context = {"model": settings["tools_model"], "wiki": settings["wiki"], "protocol": "tools"}
     result = client.runs.wait(thread["thread_id"], "agent", input={"question": QUESTION}, context=context)
+    assert isinstance(result, dict), result
     assert result["answer"] == "yes" and result["status"] == "finished" and result["steps"] == 4
     assert [s["calls"][0]["name"] for s in result["trajectory"]] == ["search", "search", "lookup", "finish"]
     assert [a["protocol"] for a in result["audit"]] == ["tools"] * 4
@@ -117,23 +132,25 @@ def test_approval_pause_edit_and_resume(server: tuple[str, Path], settings: dict
     context = {"model": settings["model"], "wiki": settings["wiki"], "approve": True}
     client.runs.wait(thread_id, "agent", input={"question": QUESTION}, context=context)
     state = client.threads.get_state(thread_id)
-    assert state["next"] == ["act"]
+    assert state["next"] == ["act"] and isinstance(state["values"], dict)
     assert state["values"]["current"]["action"] == {"name": "Search", "argument": "Scott Derrickson"}
     assert state["tasks"][0]["interrupts"][0]["value"]["proposed_action"] == "Search[Scott Derrickson]"
     client.runs.wait(thread_id, "agent", command={"resume": {"action": "Search[Ed Wood]"}}, context=context)
     # step 2 (Search[Ed Wood]) repeats the edited step 1, so it is not executed and not
     # put to approval; the next pause is before Lookup[born]
     state = client.threads.get_state(thread_id)
+    assert isinstance(state["values"], dict)
     assert state["next"] == ["act"] and state["values"]["current"]["action_text"] == "Lookup[born]"
     assert state["values"]["page_title"] == "Ed Wood" and state["values"]["page_sentences"]
     assert state["values"]["lookup_cursors"] == {}
     client.runs.wait(thread_id, "agent", command={"resume": True}, context=context)
     final = client.threads.get_state(thread_id)
     values = final["values"]
+    assert isinstance(values, dict)
     assert final["next"] == []
     assert [s["action"] for s in values["trajectory"]] == [
         "Search[Ed Wood]", "Search[Ed Wood]", "Lookup[born]", "Finish[yes]"]
     assert values["status"] == "finished" and values["answer"] == "yes"
     assert values["lookup_cursors"] == {"born": 1}
     history = client.threads.get_history(thread_id, limit=100)
-    assert len({h["values"].get("steps") for h in history}) >= 4
+    assert len({h["values"].get("steps") for h in history if isinstance(h["values"], dict)}) >= 4

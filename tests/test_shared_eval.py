@@ -19,9 +19,10 @@ from typer.testing import CliRunner
 from wikireact import ScriptedChatModel
 from wikireact.cli.app import app
 from wikireact.eval.harness import EvalConfig, EvalError, run_eval
+from wikireact.scripted import ScriptOutput
 from wikireact.wiki.snapshot import SnapshotSource
 
-SCRIPT = [
+SCRIPT: list[ScriptOutput] = [
     "Thought: look him up.\nAction: Search[Scott Derrickson]",
     "Thought: next.\nAction: Serch[Ed Wood]",
     "Thought: again.\nAction: Search[Ed Wood]",

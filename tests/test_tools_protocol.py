@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 from fault_server import FaultServer, json_reply
+from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
+from pydantic import SecretStr
 from support import GOOD_RUN, PAGES, QUESTION, TOOLS_RUN, SpyModel, thread
 from test_eval import SCRIPT, config, files  # noqa: F401  (fixture)
 from typer.testing import CliRunner
@@ -21,6 +23,7 @@ from wikireact import Context, MemorySource, ScriptedChatModel, build_graph
 from wikireact.cli.app import app
 from wikireact.eval.harness import run_eval
 from wikireact.models import ModelConfigurationError
+from wikireact.scripted import ScriptOutput
 from wikireact.tools_protocol import TOOLS
 from wikireact.wiki.snapshot import SnapshotSource
 
@@ -30,9 +33,9 @@ COMPARED_AUDIT = ("step", "kind", "thought", "action", "attempted", "observation
                   "approval")
 
 
-def run(outputs: list[Any], protocol: str, **context: Any) -> dict[str, Any]:
+def run(outputs: list[ScriptOutput], protocol: Literal["text", "tools"], **context: Any) -> dict[str, Any]:
     graph = build_graph(InMemorySaver(), model=ScriptedChatModel(outputs=outputs), wiki=MemorySource(PAGES))
-    graph.invoke({"question": QUESTION}, thread(), context=Context(protocol=protocol, **context))  # type: ignore[arg-type]
+    graph.invoke({"question": QUESTION}, thread(), context=Context(protocol=protocol, **context))
     return dict(graph.get_state(thread()).values)
 
 
@@ -132,7 +135,7 @@ def test_text_beside_the_call_is_the_thought_and_made_up_observations_are_cut() 
 
 
 @pytest.mark.parametrize("protocol", ["text", "tools"])
-def test_approval_edit_and_reject_with_a_reviewer(protocol: str) -> None:
+def test_approval_edit_and_reject_with_a_reviewer(protocol: Literal["text", "tools"]) -> None:
     if protocol == "text":
         outputs: list[Any] = [GOOD_RUN[0], "Thought: x\nAction: Search[Tim Burton]", GOOD_RUN[2], GOOD_RUN[3]]
         edit: Any = "Search[Ed Wood]"
@@ -142,7 +145,7 @@ def test_approval_edit_and_reject_with_a_reviewer(protocol: str) -> None:
         edit = {"tool": "search", "args": {"title": "Ed Wood"}}
     wiki = MemorySource(PAGES)
     graph = build_graph(InMemorySaver(), model=ScriptedChatModel(outputs=outputs), wiki=wiki)
-    context = Context(protocol=protocol, approve=True)  # type: ignore[arg-type]
+    context = Context(protocol=protocol, approve=True)
     graph.invoke({"question": QUESTION}, thread(), context=context)
     for decision in ({"approve": True, "by": "alice"}, {"action": edit, "by": "bob"},
                      {"reject": "not needed", "by": "carol"}):
@@ -176,7 +179,8 @@ def test_tools_protocol_is_refused_for_a_model_without_tool_calling() -> None:
         def _llm_type(self) -> str:
             return "no-tools"
 
-        def _generate(self, messages, stop=None, run_manager=None, **kwargs):  # type: ignore[no-untyped-def]
+        def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None,
+                      run_manager: CallbackManagerForLLMRun | None = None, **kwargs: Any) -> ChatResult:
             return ChatResult(generations=[ChatGeneration(message=AIMessage("x"))])
 
     graph = build_graph(model=NoTools(), wiki=MemorySource(PAGES))
@@ -198,6 +202,7 @@ def groq_tool_reply(method: str, path: str, query: dict[str, str], body: bytes) 
         assert answered["content"].endswith("»")
     step = len(episode) // 2
     planned = TOOLS_RUN[step]
+    assert isinstance(planned, dict)
     return json_reply({
         "id": "x", "object": "chat.completion", "created": 0, "model": "qwen/qwen3.6-27b",
         "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
@@ -212,7 +217,7 @@ def test_chatgroq_tool_calls_against_a_local_stand_in() -> None:
     from langchain_groq import ChatGroq
 
     with FaultServer(groq_tool_reply, lambda n: None) as server:
-        model = ChatGroq(model="qwen/qwen3.6-27b", api_key="test-key", base_url=server.url,  # type: ignore[arg-type]
+        model = ChatGroq(model="qwen/qwen3.6-27b", api_key=SecretStr("test-key"), base_url=server.url,
                          timeout=5.0, max_retries=0, temperature=0)
         graph = build_graph(InMemorySaver(), model=model, wiki=MemorySource(PAGES))
         graph.invoke({"question": QUESTION}, thread(), context=Context(protocol="tools"))
