@@ -7,6 +7,7 @@ Without PostgreSQL server binaries those tests skip, saying why; under CI=true t
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 from collections.abc import Iterator
@@ -16,7 +17,7 @@ import pytest
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
-from support import PAGES, write_snapshot
+from support import EVAL_DATA, PAGES, write_snapshot
 
 from wikireact import MemorySource
 from wikireact.pgcluster import PgCluster, PgUnavailableError
@@ -91,3 +92,11 @@ def cli_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def snapshot_db(tmp_path: Path) -> Path:
     """A snapshot file holding PAGES."""
     return write_snapshot(tmp_path / "pages.db")
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> tuple[Path, Path]:
+    """An evaluation's dataset file (EVAL_DATA) and snapshot file (PAGES)."""
+    dataset = tmp_path / "dev.json"
+    dataset.write_text(json.dumps(EVAL_DATA))
+    return dataset, write_snapshot(tmp_path / "snap.db")

@@ -18,6 +18,8 @@ from langchain_core.runnables import RunnableConfig
 from pydantic import Field, PrivateAttr
 
 from wikireact import ScriptedChatModel
+from wikireact.eval.harness import EvalConfig
+from wikireact.eval.methods import Method
 from wikireact.scripted import ScriptOutput
 from wikireact.wiki.importer import import_file
 from wikireact.wiki.snapshot import SnapshotStore
@@ -53,6 +55,34 @@ TOOLS_RUN: list[ScriptOutput] = [
     {"tool": "finish", "args": {"answer": "yes"}, "content": "Both are American."},
 ]
 """GOOD_RUN's steps as tool calls (the tools protocol)."""
+
+EVAL_DATA = [
+    {"_id": "q1", "question": "Were Scott Derrickson and Ed Wood of the same nationality?", "answer": "yes"},
+    {"_id": "q2", "question": "Where was Ed Wood born?", "answer": "Poughkeepsie, New York"},
+    {"_id": "q3", "question": "Which city does Scott Derrickson live in?", "answer": "Los Angeles"},
+    {"_id": "q4", "question": "Is Ed Wood a director?", "answer": "no"},
+]
+"""A four-question dataset over PAGES (the `eval_files` fixture writes it)."""
+
+EVAL_SCRIPT: list[ScriptOutput] = [
+    "Thought: look him up.\nAction: Search[Scott Derrickson]",
+    "Thought: next.\nAction: Serch[Ed Wood]",
+    "Thought: again.\nAction: Search[Ed Wood]",
+    "Thought: born?\nAction: Lookup[born]",
+    "Thought: done.\nAction: Finish[Poughkeepsie, New York]",
+]
+"""One episode per question: an invalid step, a repeat, then the same answer for every question."""
+
+
+def flat(text: str) -> str:
+    """Undo rich's line wrapping."""
+    return " ".join(text.split())
+
+
+def eval_config(dataset: Path, snapshot: Path, method: Method = "react", **kw: Any) -> EvalConfig:
+    """An evaluation of `dataset` over `snapshot` with the scripted model, four questions at a time."""
+    return EvalConfig(dataset=str(dataset), method=method, model="scripted", wiki=str(snapshot),
+                      sample_seed=None, **{"concurrency": 4, **kw})
 
 
 def thread(thread_id: str = "t1") -> RunnableConfig:

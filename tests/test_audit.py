@@ -12,15 +12,17 @@ from typing import Any
 
 import pytest
 from audit_worker import run as run_worker
-from support import GOOD_RUN, QUESTION, TOOLS_RUN, write_script
-from test_cli import data_dir, flat, runner  # noqa: F401  (fixtures)
+from support import GOOD_RUN, QUESTION, TOOLS_RUN, flat, write_script
+from typer.testing import CliRunner
 
 from wikireact.cli.app import app
 from wikireact.graph import build_graph
 from wikireact.threads import ThreadStore
 
+pytestmark = pytest.mark.usefixtures("cli_env")
 HERE = Path(__file__).parent
 TIMES = ("started_at", "ended_at")
+runner = CliRunner()
 
 
 def tool_script(tmp_path: Path, outputs: list[Any], name: str = "tools.json") -> str:
@@ -35,7 +37,7 @@ def history(thread_id: str) -> dict[str, Any]:
     return dict(json.loads(result.stdout))
 
 
-def test_ask_with_the_tools_protocol_and_history_json(tmp_path: Path, snapshot_db: Path) -> None:  # noqa: F811
+def test_ask_with_the_tools_protocol_and_history_json(tmp_path: Path, snapshot_db: Path) -> None:
     result = runner.invoke(app, ["ask", QUESTION, "--json", "--protocol", "tools", "--model",
                                  tool_script(tmp_path, TOOLS_RUN), "--wiki", str(snapshot_db), "--thread-id", "p1"])
     assert result.exit_code == 0, result.output
@@ -52,7 +54,7 @@ def test_ask_with_the_tools_protocol_and_history_json(tmp_path: Path, snapshot_d
     assert trail["steps"][3]["kind"] == "finish" and trail["steps"][3]["started_at"] is None
 
 
-def test_resume_keeps_the_protocol(tmp_path: Path, snapshot_db: Path) -> None:  # noqa: F811
+def test_resume_keeps_the_protocol(tmp_path: Path, snapshot_db: Path) -> None:
     first = runner.invoke(app, ["ask", QUESTION, "--json", "--protocol", "tools", "--model",
                                 tool_script(tmp_path, TOOLS_RUN[:2], "short.json"), "--wiki", str(snapshot_db),
                                 "--thread-id", "p2"])
@@ -64,7 +66,7 @@ def test_resume_keeps_the_protocol(tmp_path: Path, snapshot_db: Path) -> None:  
     assert history("p2")["protocol"] == "tools"
 
 
-def test_reviewer_is_recorded_from_the_terminal(tmp_path: Path, snapshot_db: Path) -> None:  # noqa: F811
+def test_reviewer_is_recorded_from_the_terminal(tmp_path: Path, snapshot_db: Path) -> None:
     answers = "y\ne\nSearch[Ed Wood]\nn\nnot needed\n"
     outputs = [GOOD_RUN[0], "Thought: x\nAction: Search[Tim Burton]", GOOD_RUN[2], GOOD_RUN[3]]
     result = runner.invoke(app, ["ask", QUESTION, "--approve", "--reviewer", "alice", "--json", "--model",

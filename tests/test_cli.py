@@ -6,17 +6,12 @@ import json
 from pathlib import Path
 
 import pytest
-from support import GOOD_RUN, PAGES, QUESTION, write_script
+from support import GOOD_RUN, PAGES, QUESTION, flat, write_script
 from typer.testing import CliRunner
 
 from wikireact.cli.app import app
 
 runner = CliRunner()
-
-
-def flat(text: str) -> str:
-    """Undo rich's line wrapping."""
-    return " ".join(text.split())
 
 
 @pytest.fixture(autouse=True)

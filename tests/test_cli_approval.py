@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from support import GOOD_RUN, QUESTION, write_script
+from support import GOOD_RUN, QUESTION, flat, write_script
 from typer.testing import CliRunner, Result
 
 from wikireact.cli.app import app
@@ -27,10 +27,6 @@ OUTPUTS: list[ScriptOutput] = [
     "Thought 5: Both are American.\nAction 5: Finish[yes]",
 ]
 ACTIONS = ["Search[Scott Derrickson]", "Search[Ed Wood]", "Lookup[born]", "Lookup[American]", "Finish[yes]"]
-
-
-def flat(text: str) -> str:
-    return " ".join(text.split())
 
 
 def ask(tmp_path: Path, snapshot_db: Path, answers: str, *extra: str, outputs: list[ScriptOutput] = OUTPUTS) -> Result:

@@ -6,6 +6,7 @@ import importlib.metadata
 import re
 
 import pytest
+from support import flat
 from typer.testing import CliRunner
 
 from wikireact.cli.app import app
@@ -18,10 +19,6 @@ def help_of(*args: str, columns: int = 80) -> str:
     result = runner.invoke(app, [*args, "--help"], env={"COLUMNS": str(columns), "TERM": "xterm"})
     assert result.exit_code == 0, result.output
     return result.stdout
-
-
-def flat(text: str) -> str:
-    return " ".join(text.split())
 
 
 @pytest.mark.parametrize("command", [[], ["ask"], ["resume"], ["history"], ["eval"], ["eval", "run"],

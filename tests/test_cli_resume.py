@@ -13,17 +13,13 @@ import time
 from pathlib import Path
 
 import pytest
-from support import GOOD_RUN, QUESTION, write_script
+from support import GOOD_RUN, QUESTION, flat, write_script
 from typer.testing import CliRunner
 
 from wikireact.cli.app import app
 
 runner = CliRunner()
 pytestmark = pytest.mark.usefixtures("cli_env")
-
-
-def flat(text: str) -> str:
-    return " ".join(text.split())
 
 
 def hint_in(stderr: str) -> list[str]:

@@ -10,7 +10,7 @@ import unicodedata
 from pathlib import Path
 
 import pytest
-from support import GOOD_RUN, QUESTION, write_script
+from support import GOOD_RUN, QUESTION, flat, write_script
 from typer.testing import CliRunner
 
 from wikireact.cli.app import app
@@ -19,10 +19,6 @@ runner = CliRunner()
 pytestmark = pytest.mark.usefixtures("cli_env")
 
 HOSTILE_THOUGHT = "Thought 1: see \x1b]0;PWNED\x07 and \x1b[2J cleared \u202eevil\u202c [bold red]loud[/] :smile:"
-
-
-def flat(text: str) -> str:
-    return " ".join(text.split())
 
 
 def unsafe(text: str) -> list[str]:

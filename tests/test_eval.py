@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
-from support import SpyModel, write_snapshot
+from support import EVAL_SCRIPT, SpyModel, eval_config
 from typer.testing import CliRunner
 
 from wikireact.cli.app import app
 from wikireact.eval.baselines import Vote, extract_answer, majority_is_weak, react_needs_fallback
 from wikireact.eval.dataset import DatasetError, load_dataset, sample
-from wikireact.eval.harness import EvalConfig, EvalError, run_eval
+from wikireact.eval.harness import EvalError, run_eval
 from wikireact.eval.methods import Method
 from wikireact.eval.scoring import exact_match, f1_score, normalize_answer
 from wikireact.scripted import ScriptOutput
@@ -70,38 +69,10 @@ def test_hybrid_switching_rules() -> None:
     assert majority_is_weak(Vote(None, 0, 5))
 
 
-DATA = [
-    {"_id": "q1", "question": "Were Scott Derrickson and Ed Wood of the same nationality?", "answer": "yes"},
-    {"_id": "q2", "question": "Where was Ed Wood born?", "answer": "Poughkeepsie, New York"},
-    {"_id": "q3", "question": "Which city does Scott Derrickson live in?", "answer": "Los Angeles"},
-    {"_id": "q4", "question": "Is Ed Wood a director?", "answer": "no"},
-]
-SCRIPT: list[ScriptOutput] = [
-    "Thought: look him up.\nAction: Search[Scott Derrickson]",
-    "Thought: next.\nAction: Serch[Ed Wood]",
-    "Thought: again.\nAction: Search[Ed Wood]",
-    "Thought: born?\nAction: Lookup[born]",
-    "Thought: done.\nAction: Finish[Poughkeepsie, New York]",
-]
-
-
-@pytest.fixture
-def files(tmp_path: Path) -> tuple[Path, Path]:
-    dataset = tmp_path / "dev.json"
-    dataset.write_text(json.dumps(DATA))
-    snapshot = write_snapshot(tmp_path / "snap.db")
-    return dataset, snapshot
-
-
-def config(dataset: Path, snapshot: Path, method: Method = "react", **kw: Any) -> EvalConfig:
-    return EvalConfig(dataset=str(dataset), method=method, model="scripted", wiki=str(snapshot),
-                      sample_seed=None, **{"concurrency": 4, **kw})
-
-
 def test_react_harness_end_to_end(files: tuple[Path, Path], tmp_path: Path) -> None:
     dataset, snapshot = files
-    model = SpyModel(outputs=SCRIPT)
-    report = run_eval(config(dataset, snapshot, seeds=2), tmp_path / "out", model=model,
+    model = SpyModel(outputs=EVAL_SCRIPT)
+    report = run_eval(eval_config(dataset, snapshot, seeds=2), tmp_path / "out", model=model,
                       wiki=SnapshotSource.open(snapshot))
     m = report["metrics"]["mean"]
     assert m["em"] == 0.25 and m["finish_rate"] == 1.0  # only q2's gold matches the script
@@ -120,51 +91,51 @@ def test_react_harness_end_to_end(files: tuple[Path, Path], tmp_path: Path) -> N
 
 def test_interrupted_run_resumes_to_identical_metrics(files: tuple[Path, Path], tmp_path: Path) -> None:
     dataset, snapshot = files
-    reference = run_eval(config(dataset, snapshot), tmp_path / "ref", model=SpyModel(outputs=SCRIPT),
+    reference = run_eval(eval_config(dataset, snapshot), tmp_path / "ref", model=SpyModel(outputs=EVAL_SCRIPT),
                          wiki=SnapshotSource.open(snapshot))
     with pytest.raises(Exception, match="model down"):
-        run_eval(config(dataset, snapshot), tmp_path / "run", model=SpyModel(outputs=SCRIPT, fail_after=9),
+        run_eval(eval_config(dataset, snapshot), tmp_path / "run", model=SpyModel(outputs=EVAL_SCRIPT, fail_after=9),
                  wiki=SnapshotSource.open(snapshot))
     partial = (tmp_path / "run" / "trajectories.jsonl").read_text().splitlines()
     assert len(partial) < 4
     with pytest.raises(EvalError, match="--resume"):
-        run_eval(config(dataset, snapshot), tmp_path / "run", model=SpyModel(outputs=SCRIPT),
+        run_eval(eval_config(dataset, snapshot), tmp_path / "run", model=SpyModel(outputs=EVAL_SCRIPT),
                  wiki=SnapshotSource.open(snapshot))
-    resumed_model = SpyModel(outputs=SCRIPT)
-    resumed = run_eval(config(dataset, snapshot), tmp_path / "run", resume=True, model=resumed_model,
+    resumed_model = SpyModel(outputs=EVAL_SCRIPT)
+    resumed = run_eval(eval_config(dataset, snapshot), tmp_path / "run", resume=True, model=resumed_model,
                        wiki=SnapshotSource.open(snapshot))
     timing = {"latency_mean_s", "latency_p95_s"}
     assert {k: v for k, v in resumed["metrics"]["mean"].items() if k not in timing} == \
         {k: v for k, v in reference["metrics"]["mean"].items() if k not in timing}
     assert len(resumed_model.prompts) == 4 * 5 - 9  # only the calls not already made
     with pytest.raises(EvalError, match="settings differ"):
-        run_eval(config(dataset, snapshot, max_steps=3), tmp_path / "run", resume=True,
-                 model=SpyModel(outputs=SCRIPT), wiki=SnapshotSource.open(snapshot))
+        run_eval(eval_config(dataset, snapshot, max_steps=3), tmp_path / "run", resume=True,
+                 model=SpyModel(outputs=EVAL_SCRIPT), wiki=SnapshotSource.open(snapshot))
 
 
 def test_cot_sc_and_hybrids(files: tuple[Path, Path], tmp_path: Path) -> None:
     dataset, snapshot = files
     votes: list[ScriptOutput] = ["Thought: a. So the answer is yes.", "Thought: b. So the answer is no.",
                                  "Thought: c. So the answer is yes.", "Thought: d. So the answer is maybe."]
-    report = run_eval(config(dataset, snapshot, "cot-sc", sc_samples=3), tmp_path / "sc",
+    report = run_eval(eval_config(dataset, snapshot, "cot-sc", sc_samples=3), tmp_path / "sc",
                       model=SpyModel(outputs=votes), wiki=SnapshotSource.open(snapshot))
     assert report["metrics"]["mean"]["em"] == 0.25  # majority "yes" matches q1 only
     assert report["metrics"]["mean"]["model_calls"] == 3
     record = json.loads((tmp_path / "sc" / "trajectories.jsonl").read_text().splitlines()[0])
     assert record["votes"]["votes"] == 2 and record["votes"]["samples"] == 3
     # 2 of 3 is a strong majority: cot-sc-react does not switch
-    strong = run_eval(config(dataset, snapshot, "cot-sc-react", sc_samples=3), tmp_path / "h1",
+    strong = run_eval(eval_config(dataset, snapshot, "cot-sc-react", sc_samples=3), tmp_path / "h1",
                       model=SpyModel(outputs=votes), wiki=SnapshotSource.open(snapshot))
     assert strong["metrics"]["mean"]["switch_rate"] == 0.0
     # 1 of 4 each: weak majority -> switch to ReAct (the script then acts from its start)
     weak_votes = ["Thought: So the answer is a.", "Thought: So the answer is b.",
-                  "Thought: So the answer is c.", "Thought: So the answer is d.", *SCRIPT[4:]]
-    weak = run_eval(config(dataset, snapshot, "cot-sc-react", sc_samples=4), tmp_path / "h2",
+                  "Thought: So the answer is c.", "Thought: So the answer is d.", *EVAL_SCRIPT[4:]]
+    weak = run_eval(eval_config(dataset, snapshot, "cot-sc-react", sc_samples=4), tmp_path / "h2",
                     model=SpyModel(outputs=weak_votes), wiki=SnapshotSource.open(snapshot))
     assert weak["metrics"]["mean"]["switch_rate"] == 1.0
     # ReAct that never finishes -> CoT-SC fallback provides the answer
     loop = [f"Action: Lookup[w{i}]" for i in range(7)]
-    fallback = run_eval(config(dataset, snapshot, "react-cot-sc", sc_samples=3, max_steps=2), tmp_path / "h3",
+    fallback = run_eval(eval_config(dataset, snapshot, "react-cot-sc", sc_samples=3, max_steps=2), tmp_path / "h3",
                         model=SpyModel(outputs=[*votes[:2], *loop]), wiki=SnapshotSource.open(snapshot))
     assert fallback["metrics"]["mean"]["switch_rate"] == 1.0
     assert fallback["metrics"]["mean"]["budget_exhausted_rate"] == 1.0
@@ -192,7 +163,7 @@ def test_bad_datasets_are_refused(tmp_path: Path) -> None:
 def test_eval_cli_and_report(files: tuple[Path, Path], tmp_path: Path) -> None:
     dataset, snapshot = files
     script = tmp_path / "script.json"
-    script.write_text(json.dumps(SCRIPT))
+    script.write_text(json.dumps(EVAL_SCRIPT))
     runner = CliRunner()
     for method in ("react", "act"):
         result = runner.invoke(app, ["eval", str(dataset), "--method", method, "--model", f"scripted:{script}",
@@ -210,8 +181,8 @@ def test_gold_answer_never_reaches_the_model(files: tuple[Path, Path], tmp_path:
     _, snapshot = files
     dataset = tmp_path / "marked.jsonl"
     dataset.write_text(json.dumps({"question": "Where was Ed Wood born?", "answer": "Zq-gold-marker"}) + "\n")
-    model = SpyModel(outputs=[*SCRIPT, *SCRIPT])
-    run_eval(config(dataset, snapshot, method, sc_samples=2), tmp_path / "o", model=model,
+    model = SpyModel(outputs=[*EVAL_SCRIPT, *EVAL_SCRIPT])
+    run_eval(eval_config(dataset, snapshot, method, sc_samples=2), tmp_path / "o", model=model,
              wiki=SnapshotSource.open(snapshot))
     assert model.prompts and not any("Zq-gold-marker" in p for p in model.prompts)
     assert not any("correct" in p.lower() for p in model.prompts)
@@ -227,7 +198,7 @@ def test_ctrl_c_in_eval_then_resume(files: tuple[Path, Path], tmp_path: Path) ->
 
     dataset, snapshot = files
     slow = tmp_path / "slow.json"
-    slow.write_text(json.dumps({"outputs": SCRIPT, "delay_s": 0.4}))
+    slow.write_text(json.dumps({"outputs": EVAL_SCRIPT, "delay_s": 0.4}))
     out = tmp_path / "run"
     args = [sys.executable, "-m", "wikireact", "eval", str(dataset), "--method", "react", "--model",
             f"scripted:{slow}", "--wiki", str(snapshot), "--out", str(out), "--concurrency", "1"]

@@ -8,8 +8,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import GOOD_RUN, QUESTION, SpyModel, write_snapshot
-from test_eval import SCRIPT, config, files  # noqa: F401  (files is a fixture)
+from support import (
+    EVAL_SCRIPT,
+    GOOD_RUN,
+    QUESTION,
+    SpyModel,
+    eval_config,
+    write_snapshot,
+)
 from typer.testing import CliRunner
 
 from wikireact.call_metadata import CALL_INDEX_KEY
@@ -30,40 +36,40 @@ def _records(out: Path) -> list[dict]:
 
 
 @pytest.mark.parametrize("method", ["react", "act", "cot", "standard", "cot-sc-react"])
-def test_cached_rerun_with_a_changed_script_replays_every_call(files: tuple[Path, Path], tmp_path: Path,  # noqa: F811
+def test_cached_rerun_with_a_changed_script_replays_every_call(files: tuple[Path, Path], tmp_path: Path,
                                                                method: Method) -> None:
     dataset, snapshot = files
     cache = tmp_path / "model-cache.db"
-    first_model = SpyModel(outputs=[*SCRIPT, *SCRIPT])
-    first = run_eval(config(dataset, snapshot, method, sc_samples=3, model_cache=str(cache)), tmp_path / "first",
+    first_model = SpyModel(outputs=[*EVAL_SCRIPT, *EVAL_SCRIPT])
+    first = run_eval(eval_config(dataset, snapshot, method, sc_samples=3, model_cache=str(cache)), tmp_path / "first",
                      model=first_model, wiki=SnapshotSource.open(snapshot))
     calls = len(first_model.prompts)
     assert calls > 0 and first["model_cache"] == {"file": str(cache), "hits": 0, "misses": calls}
     # Another script (and a model that fails on any call): everything must come from the cache.
     replay_model = SpyModel(outputs=["Action: Finish[something else]"] * 10, fail_after=0)
-    replay = run_eval(config(dataset, snapshot, method, sc_samples=3, model_cache=str(cache), concurrency=1),
+    replay = run_eval(eval_config(dataset, snapshot, method, sc_samples=3, model_cache=str(cache), concurrency=1),
                       tmp_path / "replay", model=replay_model, wiki=SnapshotSource.open(snapshot))
     assert replay_model.prompts == []
     assert replay["model_cache"] == {"file": str(cache), "hits": calls, "misses": 0}
     assert _records(tmp_path / "replay") == _records(tmp_path / "first")
 
 
-def test_cot_sc_samples_are_cached_one_by_one(files: tuple[Path, Path], tmp_path: Path) -> None:  # noqa: F811
+def test_cot_sc_samples_are_cached_one_by_one(files: tuple[Path, Path], tmp_path: Path) -> None:
     dataset, snapshot = files
     votes: list[ScriptOutput] = ["Thought: a. So the answer is yes.", "Thought: b. So the answer is no.",
                                  "Thought: c. So the answer is maybe."]
     cache = tmp_path / "c.db"
-    first = run_eval(config(dataset, snapshot, "cot-sc", sc_samples=3, model_cache=str(cache)), tmp_path / "a",
+    first = run_eval(eval_config(dataset, snapshot, "cot-sc", sc_samples=3, model_cache=str(cache)), tmp_path / "a",
                      model=SpyModel(outputs=votes), wiki=SnapshotSource.open(snapshot))
     assert first["model_cache"]["misses"] == 4 * 3  # same prompt per question, three samples: three entries
-    replay = run_eval(config(dataset, snapshot, "cot-sc", sc_samples=3, model_cache=str(cache)), tmp_path / "b",
+    replay = run_eval(eval_config(dataset, snapshot, "cot-sc", sc_samples=3, model_cache=str(cache)), tmp_path / "b",
                       model=SpyModel(outputs=votes[:1] * 3, fail_after=0), wiki=SnapshotSource.open(snapshot))
     assert replay["model_cache"] == {"file": str(cache), "hits": 12, "misses": 0}
     record = _records(tmp_path / "b")[0]
     assert record["votes"]["answers"] == ["yes", "no", "maybe"]
     # Two more samples: the first three are replayed, only the new ones reach the model.
     more = SpyModel(outputs=[*votes, "Thought: So the answer is no.", "Thought: So the answer is no."])
-    bigger = run_eval(config(dataset, snapshot, "cot-sc", sc_samples=5, model_cache=str(cache)), tmp_path / "c",
+    bigger = run_eval(eval_config(dataset, snapshot, "cot-sc", sc_samples=5, model_cache=str(cache)), tmp_path / "c",
                       model=more, wiki=SnapshotSource.open(snapshot))
     assert bigger["model_cache"] == {"file": str(cache), "hits": 12, "misses": 8}
 
@@ -125,7 +131,7 @@ def test_ask_with_model_cache_replays_without_a_key(tmp_path: Path, monkeypatch:
     assert groq.exit_code == 1 and "GROQ_API_KEY" in groq.stderr
 
 
-def test_recorded_run_replays_offline_from_two_files(files: tuple[Path, Path], tmp_path: Path) -> None:  # noqa: F811
+def test_recorded_run_replays_offline_from_two_files(files: tuple[Path, Path], tmp_path: Path) -> None:
     """A run recorded against (fake) live Wikipedia replays from its model cache and wiki recording."""
     from urllib.parse import parse_qsl, urlparse
 
@@ -147,10 +153,10 @@ def test_recorded_run_replays_offline_from_two_files(files: tuple[Path, Path], t
     recording, cache = tmp_path / "run-wiki.db", tmp_path / "run-model.db"
     with responses.RequestsMock(assert_all_requests_are_fired=False) as mock:
         mock.add_callback(responses.GET, URL, callback=answer)
-        run_eval(config(dataset, snapshot=recording, model_cache=str(cache)), tmp_path / "recorded",
-                 model=SpyModel(outputs=SCRIPT), wiki=CachedSource(live(), SnapshotStore.create(recording)))
+        run_eval(eval_config(dataset, snapshot=recording, model_cache=str(cache)), tmp_path / "recorded",
+                 model=SpyModel(outputs=EVAL_SCRIPT), wiki=CachedSource(live(), SnapshotStore.create(recording)))
     assert fake.calls
-    replay = run_eval(config(dataset, snapshot=recording, model_cache=str(cache)), tmp_path / "replay",
+    replay = run_eval(eval_config(dataset, snapshot=recording, model_cache=str(cache)), tmp_path / "replay",
                       model=SpyModel(outputs=[], fail_after=0), wiki=SnapshotSource.open(recording))
     assert replay["model_cache"]["misses"] == 0
     recorded, replayed = _records(tmp_path / "recorded"), _records(tmp_path / "replay")
@@ -159,7 +165,7 @@ def test_recorded_run_replays_offline_from_two_files(files: tuple[Path, Path], t
     cost = ("wiki_requests",)
     assert [{k: v for k, v in r.items() if k not in cost} for r in replayed] == \
         [{k: v for k, v in r.items() if k not in cost} for r in recorded]
-    again = run_eval(config(dataset, snapshot=recording, model_cache=str(cache)), tmp_path / "again",
+    again = run_eval(eval_config(dataset, snapshot=recording, model_cache=str(cache)), tmp_path / "again",
                      model=SpyModel(outputs=[], fail_after=0), wiki=SnapshotSource.open(recording))
     assert again["metrics"]["per_seed"] == {
         seed: {**m, "latency_mean_s": again["metrics"]["per_seed"][seed]["latency_mean_s"],

@@ -10,8 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from support import SpyModel
-from test_eval import DATA, SCRIPT, config, files  # noqa: F401  (files is a fixture)
+from support import EVAL_DATA, EVAL_SCRIPT, SpyModel, eval_config
 from typer.testing import CliRunner
 
 from wikireact.cli.app import app
@@ -115,19 +114,19 @@ def test_shipped_exemplars_keep_the_prompt_text() -> None:
     assert len(parse_episodes(data["webthink_simple6"])) == 3
 
 
-def test_eval_with_a_prompt_file_records_it(files: tuple[Path, Path], tmp_path: Path) -> None:  # noqa: F811
+def test_eval_with_a_prompt_file_records_it(files: tuple[Path, Path], tmp_path: Path) -> None:
     dataset, snapshot = files
     path = tmp_path / "prompts_naive.json"
     path.write_text(json.dumps(PAPER_LAYOUT))
-    spy = SpyModel(outputs=SCRIPT)
-    report = run_eval(config(dataset, snapshot, prompts=str(path)), tmp_path / "o", model=spy,
+    spy = SpyModel(outputs=EVAL_SCRIPT)
+    report = run_eval(eval_config(dataset, snapshot, prompts=str(path)), tmp_path / "o", model=spy,
                       wiki=SnapshotSource.open(snapshot))
     assert all("Search[Loire]" in p and "Danube" not in p for p in spy.prompts)
     settings = report["settings"]
     assert settings["prompts_sha256"] == hashlib.sha256(path.read_bytes()).hexdigest()
     assert settings["prompts_exemplars"] == {"webthink_simple6": 2}
     script = tmp_path / "s.json"
-    script.write_text(json.dumps(SCRIPT))
+    script.write_text(json.dumps(EVAL_SCRIPT))
     broken = tmp_path / "broken.json"
     broken.write_text('{"webthink_simple6": "no questions here"}')
     result = CliRunner().invoke(app, ["eval", str(dataset), "--model", f"scripted:{script}", "--wiki", str(snapshot),
@@ -135,15 +134,15 @@ def test_eval_with_a_prompt_file_records_it(files: tuple[Path, Path], tmp_path: 
     assert result.exit_code == 2 and "no usable exemplar" in " ".join(result.stderr.split())
 
 
-def test_per_question_scripts(files: tuple[Path, Path], tmp_path: Path) -> None:  # noqa: F811
+def test_per_question_scripts(files: tuple[Path, Path], tmp_path: Path) -> None:
     dataset, snapshot = files
     answers = {"q1": "yes", "q2": "Poughkeepsie, New York", "q3": "Los Angeles"}
     scripts: dict[str, list[str]] = {
         qid: ["Thought 1: look.\nAction 1: Search[Ed Wood]", f"Thought 2: done.\nAction 2: Finish[{answer}]"]
         for qid, answer in answers.items()
     }
-    scripts[DATA[3]["question"]] = ["Action 1: Finish[no]"]  # by question text
-    answers[DATA[3]["question"]] = "no"
+    scripts[EVAL_DATA[3]["question"]] = ["Action 1: Finish[no]"]  # by question text
+    answers[EVAL_DATA[3]["question"]] = "no"
     script = tmp_path / "per-question.json"
     script.write_text(json.dumps(scripts))
     for method in ("react", "cot"):
@@ -163,10 +162,10 @@ def test_per_question_scripts(files: tuple[Path, Path], tmp_path: Path) -> None:
     assert missing.exit_code == 1 and "no outputs for question" in " ".join(missing.stderr.split())
 
 
-def test_progress_lines_when_output_is_piped(files: tuple[Path, Path], tmp_path: Path) -> None:  # noqa: F811
+def test_progress_lines_when_output_is_piped(files: tuple[Path, Path], tmp_path: Path) -> None:
     dataset, snapshot = files
     script = tmp_path / "slow.json"
-    script.write_text(json.dumps({"outputs": SCRIPT, "delay_s": 0.01}))
+    script.write_text(json.dumps({"outputs": EVAL_SCRIPT, "delay_s": 0.01}))
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).parents[1] / "src"),
                                                         os.environ.get("PYTHONPATH", "")])}
     done = subprocess.run(

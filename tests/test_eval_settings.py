@@ -7,8 +7,7 @@ from dataclasses import fields
 from pathlib import Path
 
 import pytest
-from support import SpyModel
-from test_eval import SCRIPT, config, files  # noqa: F401  (files is a fixture)
+from support import EVAL_SCRIPT, SpyModel, eval_config
 from typer.testing import CliRunner, Result
 
 from wikireact.cli.app import app
@@ -38,11 +37,11 @@ def _cli_eval(dataset: Path, snapshot: Path, script: Path, out: Path, *extra: st
                                     "--out", str(out), "--concurrency", "2", *extra])
 
 
-def test_hostile_environment_changes_nothing(files: tuple[Path, Path], tmp_path: Path,  # noqa: F811
+def test_hostile_environment_changes_nothing(files: tuple[Path, Path], tmp_path: Path,
                                              monkeypatch: pytest.MonkeyPatch) -> None:
     dataset, snapshot = files
     script = tmp_path / "script.json"
-    script.write_text(json.dumps(SCRIPT))
+    script.write_text(json.dumps(EVAL_SCRIPT))
     clean = _cli_eval(dataset, snapshot, script, tmp_path / "clean")
     assert clean.exit_code == 0, clean.output
     for name, value in HOSTILE_ENV.items():
@@ -58,10 +57,10 @@ def test_hostile_environment_changes_nothing(files: tuple[Path, Path], tmp_path:
     assert settings["max_steps"] == 7 and settings["approve"] is False
 
 
-def test_settings_hold_every_context_field_and_the_prompts(files: tuple[Path, Path], tmp_path: Path) -> None:  # noqa: F811
+def test_settings_hold_every_context_field_and_the_prompts(files: tuple[Path, Path], tmp_path: Path) -> None:
     dataset, snapshot = files
-    run_eval(config(dataset, snapshot, observation_cap=80, repetition_limit=4), tmp_path / "o",
-             model=SpyModel(outputs=SCRIPT), wiki=SnapshotSource.open(snapshot))
+    run_eval(eval_config(dataset, snapshot, observation_cap=80, repetition_limit=4), tmp_path / "o",
+             model=SpyModel(outputs=EVAL_SCRIPT), wiki=SnapshotSource.open(snapshot))
     settings = json.loads((tmp_path / "o" / SETTINGS).read_text())
     for field in fields(Context):
         assert field.name in settings, field.name
@@ -80,20 +79,20 @@ def test_settings_hold_every_context_field_and_the_prompts(files: tuple[Path, Pa
     ({"max_steps": 3}, "max_steps"),
     ({"sc_samples": 5}, "sc_samples"),
 ])
-def test_resume_refuses_other_settings_naming_them(files: tuple[Path, Path], tmp_path: Path,  # noqa: F811
+def test_resume_refuses_other_settings_naming_them(files: tuple[Path, Path], tmp_path: Path,
                                                    change: dict, field: str) -> None:
     dataset, snapshot = files
-    run_eval(config(dataset, snapshot), tmp_path / "o", model=SpyModel(outputs=SCRIPT),
+    run_eval(eval_config(dataset, snapshot), tmp_path / "o", model=SpyModel(outputs=EVAL_SCRIPT),
              wiki=SnapshotSource.open(snapshot))
     with pytest.raises(EvalError, match=f"settings differ \\({field}: "):
-        run_eval(config(dataset, snapshot, **change), tmp_path / "o", resume=True,
-                 model=SpyModel(outputs=SCRIPT), wiki=SnapshotSource.open(snapshot))
+        run_eval(eval_config(dataset, snapshot, **change), tmp_path / "o", resume=True,
+                 model=SpyModel(outputs=EVAL_SCRIPT), wiki=SnapshotSource.open(snapshot))
 
 
-def test_resume_accepts_another_concurrency_and_skips_stray_lines(files: tuple[Path, Path], tmp_path: Path) -> None:  # noqa: F811
+def test_resume_accepts_another_concurrency_and_skips_stray_lines(files: tuple[Path, Path], tmp_path: Path) -> None:
     dataset, snapshot = files
     script = tmp_path / "script.json"
-    script.write_text(json.dumps(SCRIPT))
+    script.write_text(json.dumps(EVAL_SCRIPT))
     out = tmp_path / "o"
     assert _cli_eval(dataset, snapshot, script, out).exit_code == 0
     lines = (out / "trajectories.jsonl").read_text().splitlines()
@@ -126,13 +125,13 @@ def test_duplicate_question_ids_are_refused(tmp_path: Path) -> None:
         load_dataset(tmp_path / "bad_id.json")
 
 
-def test_duplicate_ids_refused_by_the_cli(files: tuple[Path, Path], tmp_path: Path) -> None:  # noqa: F811
+def test_duplicate_ids_refused_by_the_cli(files: tuple[Path, Path], tmp_path: Path) -> None:
     _, snapshot = files
     dataset = tmp_path / "dup.json"
     dataset.write_text(json.dumps([{"_id": "a", "question": "q1", "answer": "x"},
                                    {"_id": "a", "question": "q2", "answer": "y"}]))
     script = tmp_path / "s.json"
-    script.write_text(json.dumps(SCRIPT))
+    script.write_text(json.dumps(EVAL_SCRIPT))
     result = CliRunner().invoke(app, ["eval", str(dataset), "--model", f"scripted:{script}", "--wiki",
                                       str(snapshot), "--out", str(tmp_path / "o")])
     assert result.exit_code == 2 and "duplicate question ids 'a'" in " ".join(result.stderr.split())

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from langgraph.checkpoint.sqlite import SqliteSaver
-from support import GOOD_RUN, PAGES, QUESTION
+from support import GOOD_RUN, PAGES, QUESTION, flat
 from typer.testing import CliRunner, Result
 
 from wikireact.cli.app import app
@@ -22,10 +22,6 @@ from wikireact.threads import ThreadStore
 from wikireact.wiki.snapshot import SnapshotStore
 
 runner = CliRunner()
-
-
-def flat(text: str) -> str:
-    return " ".join(text.split())
 
 
 @pytest.fixture(autouse=True)

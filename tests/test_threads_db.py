@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 from langgraph.checkpoint.sqlite import SqliteSaver
-from support import GOOD_RUN, PAGES, QUESTION, thread, write_script
+from support import GOOD_RUN, PAGES, QUESTION, flat, thread, write_script
 from typer.testing import CliRunner
 
 from wikireact import MemorySource, ScriptedChatModel, build_graph
@@ -29,10 +29,6 @@ from wikireact.threads import ThreadStore, ThreadStoreError, open_store
 
 runner = CliRunner()
 ACTIONS = ["Search[Scott Derrickson]", "Search[Ed Wood]", "Lookup[born]", "Finish[yes]"]
-
-
-def flat(text: str) -> str:
-    return " ".join(text.split())
 
 
 @pytest.fixture(autouse=True)

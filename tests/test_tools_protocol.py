@@ -15,8 +15,16 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 from pydantic import SecretStr
-from support import GOOD_RUN, PAGES, QUESTION, TOOLS_RUN, SpyModel, thread
-from test_eval import SCRIPT, config, files  # noqa: F401  (fixture)
+from support import (
+    EVAL_SCRIPT,
+    GOOD_RUN,
+    PAGES,
+    QUESTION,
+    TOOLS_RUN,
+    SpyModel,
+    eval_config,
+    thread,
+)
 from typer.testing import CliRunner
 
 from wikireact import Context, MemorySource, ScriptedChatModel, build_graph
@@ -235,16 +243,16 @@ EVAL_TOOLS_SCRIPT: list[Any] = [
     {"tool": "lookup", "args": {"keyword": "born"}, "content": "born?"},
     {"tool": "finish", "args": {"answer": "Poughkeepsie, New York"}, "content": "done."},
 ]
-"""test_eval.SCRIPT as tool calls."""
+"""test_eval.EVAL_SCRIPT as tool calls."""
 SAME_METRICS = ("em", "f1", "finish_rate", "invalid_action_rate", "wiki_requests_per_question", "mean_steps")
 
 
-def test_eval_with_tool_calling_records_the_protocol(files: tuple[Path, Path], tmp_path: Path) -> None:  # noqa: F811
+def test_eval_with_tool_calling_records_the_protocol(files: tuple[Path, Path], tmp_path: Path) -> None:
     dataset, snapshot = files
     reports = {
-        protocol: run_eval(config(dataset, snapshot, protocol=protocol), tmp_path / protocol,
+        protocol: run_eval(eval_config(dataset, snapshot, protocol=protocol), tmp_path / protocol,
                            model=ScriptedChatModel(outputs=outputs), wiki=SnapshotSource.open(snapshot))
-        for protocol, outputs in (("text", SCRIPT), ("tools", EVAL_TOOLS_SCRIPT))
+        for protocol, outputs in (("text", EVAL_SCRIPT), ("tools", EVAL_TOOLS_SCRIPT))
     }
     assert reports["tools"]["settings"]["protocol"] == "tools"
     assert reports["text"]["settings"]["protocol"] == "text"
@@ -255,7 +263,7 @@ def test_eval_with_tool_calling_records_the_protocol(files: tuple[Path, Path], t
     assert saved["settings"]["protocol"] == "tools"
 
 
-def test_eval_cli_protocol_option(files: tuple[Path, Path], tmp_path: Path) -> None:  # noqa: F811
+def test_eval_cli_protocol_option(files: tuple[Path, Path], tmp_path: Path) -> None:
     dataset, snapshot = files
     script = tmp_path / "tools.json"
     script.write_text(json.dumps(EVAL_TOOLS_SCRIPT))
