@@ -25,3 +25,11 @@ class WikiOutageError(EpisodeStoppedError):
 
 class ConfigurationError(WikireactError, ValueError):
     """A setting, file or input cannot be used (unknown name, unreadable file, bad value); nothing ran."""
+
+
+class ModelConfigurationError(ConfigurationError):
+    """The model string cannot be turned into a model (bad form, unknown provider, no key)."""
+
+
+class MissingApiKeyError(ModelConfigurationError):
+    """The chosen provider needs an API key that is not set."""

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from langchain_core.language_models import BaseChatModel
 
-from wikireact.errors import ConfigurationError
+from wikireact.errors import MissingApiKeyError, ModelConfigurationError
 from wikireact.scripted import ScriptedChatModel
 
 MODEL_TIMEOUT_S = 60.0
@@ -30,14 +30,6 @@ MISSING_GROQ_KEY = (
     "or run with no network and no key at all with --offline (a tiny local model and the "
     "embedded Wikipedia snapshot)."
 )
-
-
-class ModelConfigurationError(ConfigurationError):
-    """The model string cannot be turned into a model (bad form, unknown provider, no key)."""
-
-
-class MissingApiKeyError(ModelConfigurationError):
-    """The chosen provider needs an API key that is not set."""
 
 
 def load_chat_model(spec: str) -> BaseChatModel:
