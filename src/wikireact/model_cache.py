@@ -140,6 +140,8 @@ class CachedChatModel(BaseChatModel):
     """Where calls and replies are kept."""
     load_model: Callable[[], BaseChatModel]
     """Builds the real model (called at most once, on the first miss)."""
+    prompt_variant: str = "default"
+    """The real model's prompt variant (see `wikireact.prompt_variants`), known without loading it."""
     _model: BaseChatModel | None = PrivateAttr(default=None)
     _hits: int = PrivateAttr(default=0)
     _misses: int = PrivateAttr(default=0)

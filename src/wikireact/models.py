@@ -35,7 +35,7 @@ MISSING_GROQ_KEY = (
 def load_chat_model(spec: str) -> BaseChatModel:
     """Build the chat model named by `spec`; raise ModelConfigurationError with one clear reason."""
     spec = spec.strip()
-    if spec == "local" or spec.startswith("local:"):
+    if is_local(spec):
         from wikireact.local_model import load_local_model
 
         return load_local_model()
@@ -64,6 +64,12 @@ def absolute_model_spec(spec: str) -> str:
     if stripped.startswith("scripted:"):
         return "scripted:" + os.path.abspath(stripped.removeprefix("scripted:"))
     return spec
+
+
+def is_local(spec: str) -> bool:
+    """Whether `spec` names the embedded local model (`local` or `local:...`)."""
+    spec = spec.strip()
+    return spec == "local" or spec.startswith("local:")
 
 
 @functools.lru_cache(maxsize=8)

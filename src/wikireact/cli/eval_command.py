@@ -24,9 +24,7 @@ from wikireact.eval.report import categories_table, comparison_tables
 from wikireact.eval.runs import Run
 from wikireact.exemplars import PromptFileError
 from wikireact.model_cache import ModelCacheError
-from wikireact.models import (
-    absolute_model_spec,
-)
+from wikireact.models import absolute_model_spec, is_local
 from wikireact.resources import Resources
 from wikireact.threads import is_postgres_url
 from wikireact.wiki.factory import absolute_wiki_spec
@@ -74,6 +72,9 @@ def report_command(
         except EvalError as exc:
             fail(str(exc))
 
+DEFAULT_CONCURRENCY = 8
+LOCAL_CONCURRENCY = 1
+
 
 def eval_command(
     dataset: Annotated[Path, typer.Argument(metavar="DATASET", help="HotpotQA-style .json or .jsonl questions",
@@ -82,7 +83,9 @@ def eval_command(
     limit: Annotated[int | None, typer.Option(metavar="N", show_default="all", help="number of questions")] = None,
     sample_seed: Annotated[int, typer.Option(help="shuffle seed; 233 with --limit 500 = the paper's sample")] = 233,
     seeds: Annotated[int, typer.Option(help="repeat every question with seeds 0..N-1")] = 1,
-    concurrency: Annotated[int, typer.Option(help="questions in flight at once")] = 8,
+    concurrency: Annotated[int | None, typer.Option(
+        metavar="N", show_default=f"{LOCAL_CONCURRENCY} with the local model, else {DEFAULT_CONCURRENCY}",
+        help="questions in flight at once")] = None,
     model: Annotated[str | None, typer.Option(
         metavar="MODEL", show_default=f"env WIKIREACT_MODEL, else {DEFAULT_MODEL}",
         help="provider:model, local or scripted:FILE.json")] = None,
@@ -122,6 +125,8 @@ def eval_command(
     # (the default --model), and the resolved value is recorded in settings.json.
     model = absolute_model_spec(model or os.environ.get("WIKIREACT_MODEL", "").strip() or DEFAULT_MODEL)
     wiki = absolute_wiki_spec(wiki)
+    if concurrency is None:  # local calls run one at a time anyway: more threads only wait
+        concurrency = LOCAL_CONCURRENCY if is_local(model) else DEFAULT_CONCURRENCY
     try:
         config = EvalConfig(
             dataset=str(dataset.resolve()), method=method,  # type: ignore[arg-type]

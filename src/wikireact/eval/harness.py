@@ -40,7 +40,8 @@ from wikireact.eval.metrics import summarize
 from wikireact.exemplars import Need, PromptSet, load_prompts
 from wikireact.graph import build_graph
 from wikireact.model_cache import CachedChatModel, SqliteModelCache, model_identity
-from wikireact.models import MAX_OUTPUT_TOKENS, load_chat_model
+from wikireact.models import MAX_OUTPUT_TOKENS, is_local, load_chat_model
+from wikireact.prompt_variants import variant_for
 from wikireact.state import ProtocolName
 from wikireact.threads import ThreadStore
 from wikireact.wiki.base import WikiSource
@@ -144,6 +145,19 @@ def _sampling(spec: str, model: BaseChatModel | None) -> dict[str, Any]:
     return {"seed": 0} if spec.startswith("groq:") or spec == "local" or spec.startswith("local:") else {}
 
 
+def _decoding(spec: str, model: BaseChatModel | None) -> dict[str, Any]:
+    """Return the prompt variant and, for the local model, its decoding settings (not loading it)."""
+    settings: dict[str, Any] = {"prompt_variant": variant_for(spec, model)}
+    decoding = getattr(model, "decoding_settings", None)
+    if callable(decoding):
+        settings.update(decoding())
+    elif model is None and is_local(spec):
+        from wikireact.local_model import LlamaCppChatModel
+
+        settings.update(LlamaCppChatModel(model_path="").decoding_settings())
+    return settings
+
+
 def resolved_settings(config: EvalConfig, context: Context, prompts: PromptSet,
                       sampling: dict[str, Any], snapshot_id: str) -> dict[str, Any]:
     """Return every setting of the run, as recorded in settings.json and the report."""
@@ -222,6 +236,7 @@ def _open_model(config: EvalConfig, model: BaseChatModel | None) -> BaseChatMode
     given = model
     return CachedChatModel(
         identity=model_identity(config.model),
+        prompt_variant=variant_for(config.model, model),
         store=SqliteModelCache(Path(config.model_cache)),
         load_model=lambda: given or load_chat_model(config.model),
     )
@@ -283,6 +298,7 @@ def prepare_run(
     source = wiki or open_source(config.wiki)
     sampling = _sampling(config.model, model)
     settings = resolved_settings(config, context, prompts, sampling, _snapshot_id(source))
+    settings.update(_decoding(config.model, model))
     return context, items, prompts, source, sampling, settings, _open_model(config, model)
 
 

@@ -11,7 +11,8 @@ from langgraph.runtime import Runtime
 from wikireact.call_metadata import CALL_INDEX_KEY
 from wikireact.context import Context, validate_question
 from wikireact.errors import ModelCallError
-from wikireact.prompts import STOP_SEQUENCES, build_messages
+from wikireact.prompt_variants import build_prompt
+from wikireact.prompts import STOP_SEQUENCES
 from wikireact.protocol import cut_at_observation
 from wikireact.resources import DEFAULT_RESOURCES, Resources, settings
 from wikireact.state import State, new_step
@@ -27,7 +28,7 @@ __all__ = ["ModelCallError", "reason"]
 def reason(
     state: State, runtime: Runtime[Context], resources: Resources = DEFAULT_RESOURCES
 ) -> dict[str, Any]:
-    """Build the prompt from the question and numbered history and call the chat model.
+    """Build the prompt (in the model's variant) from the question and history; call the model.
 
     Stops at the next `Observation` and also cuts any observation the model wrote anyway,
     so a made-up observation never enters the history. In the tools protocol the three
@@ -38,8 +39,10 @@ def reason(
     history = state.get("trajectory") or []
     model = resources.chat_model(context)
     tools = context.protocol == "tools"
-    build = build_tool_messages if tools else build_messages
-    messages = build(question, history, context.method, resources.exemplars)
+    if tools:
+        messages = build_tool_messages(question, history, context.method, resources.exemplars)
+    else:
+        messages = build_prompt(model, question, history, context.method, resources.exemplars)
     runnable = bind_protocol_tools(model) if tools else model
     try:
         reply = runnable.invoke(

@@ -1,0 +1,82 @@
+"""The small-model prompt variant: chosen by the model, same protocol, Groq prompt untouched."""
+
+from __future__ import annotations
+
+import re
+import threading
+from typing import Any
+
+from conftest import PAGES
+from langchain_core.messages import BaseMessage
+from pydantic import PrivateAttr
+
+from wikireact import Context, MemorySource, ScriptedChatModel, build_graph, prompts
+from wikireact.prompt_variants import build_prompt, prompt_variant, variant_for
+from wikireact.small_model_prompt import EXEMPLARS, INSTRUCTION
+from wikireact.state import Step
+from wikireact.step_grammar import step_grammar
+
+QUESTION = "Who made Ed Wood's films?"
+
+
+class SmallSpy(ScriptedChatModel):
+    """A scripted model that asks for the small variant and records the prompts it gets."""
+
+    prompt_variant: str = "small"
+    _seen: list[list[BaseMessage]] = PrivateAttr(default_factory=list)
+    _lock: Any = PrivateAttr(default_factory=threading.Lock)
+
+    def _respond(self, index, messages, stop):  # type: ignore[no-untyped-def]
+        with self._lock:
+            self._seen.append(list(messages))
+        return super()._respond(index, messages, stop)
+
+
+def _step(kind: str, action: str, observation: str) -> Step:
+    return Step(kind=kind, thought="t", action=action, observation=observation, raw="")  # type: ignore[typeddict-item]
+
+
+def test_other_models_keep_the_default_prompt_exactly() -> None:
+    model = ScriptedChatModel(outputs=["Action 1: Finish[x]"])
+    history = [_step("executed", "Search[Ed Wood]", "Ed Wood was an American filmmaker.")]
+    assert prompt_variant(model) == "default"
+    assert build_prompt(model, QUESTION, history, "react") == prompts.build_messages(QUESTION, history, "react")
+    assert variant_for("groq:qwen/qwen3.6-27b") == "default" and variant_for("local") == "small"
+
+
+def test_an_episode_with_a_small_model_ends_each_prompt_with_the_observation_and_question() -> None:
+    model = SmallSpy(outputs=["Thought 1: I search Ed Wood.\nAction 1: Search[Ed Wood]",
+                              "Thought 2: The Observation says American.\nAction 2: Finish[American]"])
+    graph = build_graph(model=model, wiki=MemorySource(PAGES))
+    out = graph.invoke({"question": QUESTION}, context=Context(max_steps=3))
+    assert out["answer"] == "American" and [s["kind"] for s in out["trajectory"]] == ["executed", "finish"]
+    first, second = model._seen
+    assert str(first[0].content) == INSTRUCTION
+    assert str(first[-1].content) == f"Question: {QUESTION}"
+    last = str(second[-1].content)
+    assert last.startswith("Observation 1: «Edward Davis Wood Jr.") and last.endswith(f"»\nQuestion: {QUESTION}")
+
+
+def test_exemplar_answers_are_copied_from_observations_and_never_the_searched_title() -> None:
+    for exemplar in EXEMPLARS:
+        finish = exemplar.steps[-1].action
+        answer = re.fullmatch(r"Finish\[(.+)\]", finish).group(1)  # type: ignore[union-attr]
+        searched = [re.fullmatch(r"Search\[(.+)\]", s.action).group(1)  # type: ignore[union-attr]
+                    for s in exemplar.steps[:-1]]
+        assert any(answer in s.observation for s in exemplar.steps[:-1]), exemplar.question
+        assert answer not in searched and answer not in exemplar.question
+
+
+def test_a_repeat_is_answered_with_the_earlier_result_again() -> None:
+    page = "Ed Wood was an American filmmaker."
+    history = [_step("executed", "Search[Ed Wood]", page),
+               _step("repeat", "Search[Ed Wood]", "The page Ed Wood is already open (since step 1).")]
+    last = str(build_prompt(SmallSpy(), QUESTION, history, "react")[-1].content)
+    assert last == f"Observation 2: «You did Search[Ed Wood] already. Its result was: {page}»\nQuestion: {QUESTION}"
+
+
+def test_the_step_grammar_has_one_thought_line_and_one_action() -> None:
+    react, act = step_grammar(require_thought=True), step_grammar(require_thought=False)
+    assert react.startswith("root ::= thought action\n") and act.startswith("root ::= thought? action\n")
+    assert '"Search" | "Lookup" | "Finish"' in react
+    assert "\\[\\]" in react  # neither a thought nor an argument can open another action
