@@ -80,3 +80,14 @@ def test_the_step_grammar_has_one_thought_line_and_one_action() -> None:
     assert react.startswith("root ::= thought action\n") and act.startswith("root ::= thought? action\n")
     assert '"Search" | "Lookup" | "Finish"' in react
     assert "\\[\\]" in react  # neither a thought nor an argument can open another action
+
+
+def test_the_small_exemplars_replace_the_default_ones_but_not_a_users_prompt_file() -> None:
+    from wikireact.exemplars import default_episodes
+
+    model = SmallSpy()
+    own = build_prompt(model, QUESTION, [], "react", default_episodes("react"))
+    assert own == build_prompt(model, QUESTION, [], "react")  # what `eval` passes = what `ask` gets
+    assert str(own[1].content) == f"Question: {EXEMPLARS[0].question}"
+    users = build_prompt(model, QUESTION, [], "react", EXEMPLARS[1:])
+    assert str(users[1].content) == f"Question: {EXEMPLARS[1].question}"

@@ -19,7 +19,7 @@ from typing import Literal
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
-from wikireact.exemplars import EpisodeExemplar, ExemplarStep
+from wikireact.exemplars import EpisodeExemplar, ExemplarStep, default_episodes
 from wikireact.prompts import render_action, render_observation
 from wikireact.state import Step
 
@@ -110,9 +110,12 @@ def build_messages(
 ) -> list[BaseMessage]:
     """Return the chat messages for the next step of a small model.
 
-    `exemplars` (from `--prompts FILE`) replace the built-in `EXEMPLARS`.
+    `EXEMPLARS` stand in for wikireact's default exemplars; a user's own prompt file
+    (`--prompts FILE`) is used as given.
     """
-    prefix = _prompt_prefix(method, EXEMPLARS if exemplars is None else exemplars)
+    if exemplars is None or exemplars == default_episodes(method):
+        exemplars = EXEMPLARS
+    prefix = _prompt_prefix(method, exemplars)
     messages = [*prefix, *_episode_turns(question, history, method)]
     if isinstance(messages[-1], AIMessage):  # the last step had no observation (never in practice)
         messages.append(HumanMessage(f"Observation: «»\nQuestion: {question}"))
