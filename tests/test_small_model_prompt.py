@@ -10,7 +10,14 @@ from conftest import PAGES
 from langchain_core.messages import BaseMessage
 from pydantic import PrivateAttr
 
-from wikireact import Context, MemorySource, ScriptedChatModel, build_graph, prompts
+from wikireact import (
+    Context,
+    MemorySource,
+    ScriptedChatModel,
+    build_graph,
+    prompts,
+    small_model_prompt,
+)
 from wikireact.prompt_variants import build_prompt, prompt_variant, variant_for
 from wikireact.small_model_prompt import EXEMPLARS, INSTRUCTION
 from wikireact.state import Step
@@ -80,6 +87,16 @@ def test_the_step_grammar_has_one_thought_line_and_one_action() -> None:
     assert react.startswith("root ::= thought action\n") and act.startswith("root ::= thought? action\n")
     assert '"Search" | "Lookup" | "Finish"' in react
     assert "\\[\\]" in react  # neither a thought nor an argument can open another action
+    assert 'number ::= "3"' in step_grammar(require_thought=True, number=3)
+
+
+def test_the_local_model_numbers_the_step_it_asks_for() -> None:
+    from wikireact.local_model import _step_number, _to_gemma_turns
+
+    history = [_step("executed", "Search[Ed Wood]", "Ed Wood was an American filmmaker.")]
+    for build in (prompts.build_messages, small_model_prompt.build_messages):
+        assert _step_number(_to_gemma_turns(build(QUESTION, [], "react"))) == 1
+        assert _step_number(_to_gemma_turns(build(QUESTION, history, "react"))) == 2
 
 
 def test_the_small_exemplars_replace_the_default_ones_but_not_a_users_prompt_file() -> None:

@@ -106,7 +106,7 @@ class LlamaCppChatModel(BaseChatModel):
         prompt_tokens = output_tokens = 0
         text = ""
         turns = _to_gemma_turns(messages)
-        grammar = _grammar(_wants_thought(turns)) if self.grammar else None
+        grammar = _grammar(_wants_thought(turns), _step_number(turns)) if self.grammar else None
         with self._lock:  # a llama.cpp context serves one call at a time
             chunks = client.create_chat_completion(
                 messages=turns,
@@ -157,14 +157,24 @@ def _load_llama(model_path: str, n_ctx: int) -> Any:
     return llama
 
 
-@functools.cache
-def _grammar(require_thought: bool) -> Any:
+@functools.lru_cache(maxsize=64)
+def _grammar(require_thought: bool, number: int | None) -> Any:
     """Return the step grammar as llama.cpp's `LlamaGrammar` (built once per form)."""
     from llama_cpp import LlamaGrammar
 
     from wikireact.step_grammar import step_grammar
 
-    return LlamaGrammar.from_string(step_grammar(require_thought=require_thought), verbose=False)
+    text = step_grammar(require_thought=require_thought, number=number)
+    return LlamaGrammar.from_string(text, verbose=False)
+
+
+def _step_number(turns: list[dict[str, str]]) -> int | None:
+    """Return the number of the step asked for: 1 + the model's turns since the last question."""
+    asked = [i for i, t in enumerate(turns) if t["role"] == "user"
+             and (t["content"].startswith("Question:") or "\n\nQuestion:" in t["content"])]
+    if not asked:
+        return None
+    return 1 + sum(1 for t in turns[asked[-1] + 1:] if t["role"] == "assistant")
 
 
 def _wants_thought(turns: list[dict[str, str]]) -> bool:

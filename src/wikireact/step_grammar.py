@@ -15,12 +15,16 @@ _RULES = f"""
 thought ::= "Thought " number ": " [^\\n\\[\\]] [^\\n\\[\\]]{{0,{MAX_THOUGHT_CHARS - 1}}} "\\n"
 action ::= "Action " number ": " verb "[" argument "]"
 verb ::= "Search" | "Lookup" | "Finish"
-number ::= [1-9] [0-9]?
 argument ::= [^\\n\\[\\] ] [^\\n\\[\\]]{{0,{MAX_ARGUMENT_CHARS - 1}}}
 """
 
 
-def step_grammar(*, require_thought: bool) -> str:
-    """Return the GBNF text of one step: a thought (required or optional) and one action."""
+def step_grammar(*, require_thought: bool, number: int | None = None) -> str:
+    """Return the GBNF text of one step: a thought (required or optional) and one action.
+
+    With `number`, the step is numbered `number` (a small model otherwise copies the
+    number of an exemplar's last step, and with it that step's Finish).
+    """
     root = 'root ::= thought action' if require_thought else 'root ::= thought? action'
-    return root + "\n" + _RULES.strip() + "\n"
+    numbered = f'number ::= "{number}"' if number is not None else "number ::= [1-9] [0-9]?"
+    return f"{root}\n{_RULES.strip()}\n{numbered}\n"
