@@ -85,18 +85,30 @@ def test_a_repeat_is_answered_with_the_earlier_result_again() -> None:
 def test_the_step_grammar_has_one_thought_line_and_one_action() -> None:
     react, act = step_grammar(require_thought=True), step_grammar(require_thought=False)
     assert react.startswith("root ::= thought action\n") and act.startswith("root ::= thought? action\n")
-    assert '"Search" | "Lookup" | "Finish"' in react
+    assert '("Search[" | "Lookup[") argument "]"' in react and '": Finish[" answer "]"' in react
     assert "\\[\\]" in react  # neither a thought nor an argument can open another action
     assert 'number ::= "3"' in step_grammar(require_thought=True, number=3)
 
 
+def test_a_finish_cannot_spell_out_a_searched_title() -> None:
+    rules = dict(line.split(" ::= ", 1) for line in
+                 step_grammar(require_thought=True, not_answers=["Ham"]).splitlines()[1:])
+    # answer -> "H" -> "a" -> (no "m": the title cannot be completed; anything else may follow)
+    assert rules["answer"].startswith('"H" answer-0 | ')
+    assert rules["answer-0"].startswith('"a" answer-0-0 | ')
+    assert rules["answer-0-0"] == '[^\\n\\[\\]m] rest | ""'
+
+
 def test_the_local_model_numbers_the_step_it_asks_for() -> None:
-    from wikireact.local_model import _step_number, _to_gemma_turns
+    from wikireact.local_model import _searched_titles, _step_number, _to_gemma_turns
 
     history = [_step("executed", "Search[Ed Wood]", "Ed Wood was an American filmmaker.")]
     for build in (prompts.build_messages, small_model_prompt.build_messages):
         assert _step_number(_to_gemma_turns(build(QUESTION, [], "react"))) == 1
         assert _step_number(_to_gemma_turns(build(QUESTION, history, "react"))) == 2
+    turns = _to_gemma_turns(small_model_prompt.build_messages(QUESTION, history, "react"))
+    # only this episode's searches are blocked as answers, not the exemplars'
+    assert _searched_titles(turns) == ("Ed Wood", "The Ed Wood", "ed wood", "the Ed Wood")
 
 
 def test_the_small_exemplars_replace_the_default_ones_but_not_a_users_prompt_file() -> None:
