@@ -108,7 +108,7 @@ def test_the_local_model_numbers_the_step_it_asks_for() -> None:
         assert _step_number(_to_gemma_turns(build(QUESTION, history, "react"))) == 2
     turns = _to_gemma_turns(small_model_prompt.build_messages(QUESTION, history, "react"))
     # only this episode's searches are blocked as answers, not the exemplars'
-    assert _searched_titles(turns) == ("Ed Wood", "The Ed Wood", "ed wood", "the Ed Wood")
+    assert _searched_titles(turns) == ("Ed W", "The Ed W", "ed w", "the Ed W")
 
 
 def test_the_small_exemplars_replace_the_default_ones_but_not_a_users_prompt_file() -> None:

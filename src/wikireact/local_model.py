@@ -35,6 +35,8 @@ CONTEXT_TOKENS = 8192
 LOCAL_MAX_TOKENS = 160
 _ACTION_OPENING = re.compile(r"\b(search|lookup|finish)\s*+\[", re.IGNORECASE)
 LOCAL_PROMPT_VARIANT = "small"
+TITLE_PREFIX = 4
+"""A Finish may not start with the first this-many characters of a title the episode searched."""
 _NATIVE_LOCK = threading.Lock()
 """Serialises loading native models (it juggles the process's stdout/stderr descriptors)."""
 _SEARCHED = re.compile(r"^Action \d+: Search\[([^\n\]]+)\]", re.MULTILINE)
@@ -78,7 +80,7 @@ class LlamaCppChatModel(BaseChatModel):
     prompt_variant: str = LOCAL_PROMPT_VARIANT
     grammar: bool = True
     no_title_answers: bool = True
-    """Under the grammar, a Finish may not start with a title this episode searched."""
+    """Under the grammar, a Finish may not start like a title this episode searched."""
     _llama: Any = PrivateAttr(default=None)
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
 
@@ -191,13 +193,17 @@ def _step_number(turns: list[dict[str, str]]) -> int | None:
 
 
 def _searched_titles(turns: list[dict[str, str]]) -> tuple[str, ...]:
-    """Return the titles this episode searched, as a Finish might copy them."""
-    titles: set[str] = set()
+    """Return how a Finish copying a title this episode searched would start.
+
+    The first `TITLE_PREFIX` characters of each title (without a leading "The"): blocking
+    only the whole title, the model wrote a near copy (`Finish[Pragavala]` for Prague).
+    """
+    prefixes: set[str] = set()
     for turn in _episode_turns(turns) or []:
         for title in _SEARCHED.findall(turn["content"]):
-            title = title.strip()
-            titles |= {title, title.lower(), f"The {title}", f"the {title}"}
-    return tuple(sorted(titles))
+            core = re.sub(r"(?i)^the\s+", "", title.strip())[:TITLE_PREFIX]
+            prefixes |= {core, core.lower(), f"The {core}", f"the {core}"}
+    return tuple(sorted(p for p in prefixes if p.strip()))
 
 
 def _wants_thought(turns: list[dict[str, str]]) -> bool:
