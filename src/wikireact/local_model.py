@@ -202,7 +202,7 @@ def _searched_titles(turns: list[dict[str, str]]) -> tuple[str, ...]:
     for turn in _episode_turns(turns) or []:
         for title in _SEARCHED.findall(turn["content"]):
             core = re.sub(r"(?i)^the\s+", "", title.strip())[:TITLE_PREFIX]
-            prefixes |= {core, core.lower(), f"The {core}", f"the {core}"}
+            prefixes |= {core, f"the {core}"}  # the grammar ignores case
     return tuple(sorted(p for p in prefixes if p.strip()))
 
 

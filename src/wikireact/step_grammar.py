@@ -5,8 +5,8 @@ then exactly one `Action N: Search[...]`, `Lookup[...]` or `Finish[...]`, and de
 ends at the closing bracket. Whatever it writes therefore parses (`protocol.parse_output`).
 The thought cannot contain brackets, so no action hides in it.
 
-Optionally the Finish argument may not start with given phrases (the titles the episode
-searched): Gemma 3 270M otherwise answers with the question's own subject ("Who wrote
+Optionally the Finish argument may not start with given phrases, in any case (the titles
+the episode searched): Gemma 3 270M otherwise answers with the question's own subject ("Who wrote
 Hamlet?" -> `Finish[Hamlet]`) even when its thought names the answer.
 """
 
@@ -33,7 +33,7 @@ def step_grammar(*, require_thought: bool, number: int | None = None,
 
     With `number`, the step is numbered `number` (a small model otherwise copies the
     number of an exemplar's last step, and with it that step's Finish). A Finish argument
-    cannot start with any of `not_answers`.
+    cannot start with any of `not_answers` (compared case-insensitively).
     """
     root = 'root ::= thought action' if require_thought else 'root ::= thought? action'
     numbered = f'number ::= "{number}"' if number is not None else "number ::= [1-9] [0-9]?"
@@ -47,7 +47,7 @@ def _answer_rules(not_answers: Iterable[str]) -> str:
     trie, or leaves it with any other character (then anything may follow), or ends; the
     character that would complete a forbidden phrase is not allowed.
     """
-    phrases = sorted({p for p in not_answers if p and not any(c in p for c in "\n[]")})
+    phrases = sorted({p.lower() for p in not_answers if p and not any(c in p for c in "\n[]")})
     if not phrases:
         return "answer ::= argument\n"
     trie: dict[str, dict] = {}
@@ -65,9 +65,9 @@ def _answer_rules(not_answers: Iterable[str]) -> str:
             if id(child) in ends:
                 continue  # this character would complete a forbidden phrase: no way on
             child_name = f"{name}-{index}"
-            options.append(f'"{_literal(char)}" {child_name}')
+            options.append(f"[{_either_case(char)}] {child_name}")
             rule(child, child_name, depth + 1)
-        leave = "".join(_class_char(c) for c in node)
+        leave = "".join(_either_case(c) for c in node)
         start = "" if depth else " "  # the argument's first character is not a space
         options.append(f"[^{_TEXT}{start}{leave}] rest")
         if depth:
@@ -78,9 +78,7 @@ def _answer_rules(not_answers: Iterable[str]) -> str:
     return "\n".join(rules) + "\n"
 
 
-def _literal(char: str) -> str:
-    return {"\\": "\\\\", '"': '\\"'}.get(char, char)
-
-
-def _class_char(char: str) -> str:
-    return "\\" + char if char in "\\^-]" else char
+def _either_case(char: str) -> str:
+    """Return `char` in both cases, escaped for a GBNF character class."""
+    both = dict.fromkeys(char.lower() + char.upper())
+    return "".join("\\" + c if c in "\\^-[]" else c for c in both)
