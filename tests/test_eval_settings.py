@@ -173,7 +173,9 @@ def test_default_concurrency_is_one_for_the_local_model(files: tuple[Path, Path]
         seen.append(config.concurrency)  # type: ignore[attr-defined]
         raise KeyboardInterrupt  # stop before any model call; the CLI exits 130
 
-    monkeypatch.setattr(eval_command, "_check_eval_resources", lambda config: None)
+    from wikireact.resources import Resources
+
+    monkeypatch.setattr(eval_command, "_open_eval_resources", lambda config: Resources())
     monkeypatch.setattr(eval_command, "run_eval", fake_run_eval)
     monkeypatch.setattr(eval_command.os, "_exit", lambda code: (_ for _ in ()).throw(SystemExit(code)))
     CliRunner().invoke(app, ["eval", str(dataset), "--offline", "--out", str(tmp_path / "local")])
