@@ -159,7 +159,7 @@ def test_default_concurrency_is_one_for_the_local_model(files: tuple[Path, Path]
     # llama.cpp serves one call at a time: more threads only wait (and used to race the load).
     dataset, snapshot = files
     script = tmp_path / "script.json"
-    script.write_text(json.dumps(SCRIPT))
+    script.write_text(json.dumps(EVAL_SCRIPT))
     done = CliRunner().invoke(app, ["eval", str(dataset), "--model", f"scripted:{script}", "--wiki",
                                     str(snapshot), "--out", str(tmp_path / "scripted")])
     assert done.exit_code == 0, done.output
