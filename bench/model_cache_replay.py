@@ -16,7 +16,8 @@ from pathlib import Path
 from table import Row, print_rows
 
 from wikireact import MemorySource, ScriptedChatModel
-from wikireact.eval.harness import EvalConfig, run_eval
+from wikireact.eval.harness import EvalConfig
+from wikireact.eval.run import run_eval
 
 QUESTIONS = 64
 DELAY_S = 0.2

@@ -25,7 +25,8 @@ from pathlib import Path
 
 from table import Row, print_rows
 
-from wikireact.eval.harness import EvalConfig, run_eval
+from wikireact.eval.harness import EvalConfig
+from wikireact.eval.run import run_eval
 from wikireact.local_model import LlamaCppChatModel, model_file
 from wikireact.wiki.factory import open_source
 

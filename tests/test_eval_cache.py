@@ -20,8 +20,8 @@ from typer.testing import CliRunner
 
 from wikireact.call_metadata import CALL_INDEX_KEY
 from wikireact.cli.app import app
-from wikireact.eval.harness import run_eval
 from wikireact.eval.methods import Method
+from wikireact.eval.run import run_eval
 from wikireact.model_cache import CachedChatModel, ModelCacheError, SqliteModelCache
 from wikireact.scripted import ScriptOutput
 from wikireact.wiki.snapshot import SnapshotSource

@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 from wikireact.cli.app import app
 from wikireact.eval.baselines import cot_messages, standard_messages
-from wikireact.eval.harness import run_eval
+from wikireact.eval.run import run_eval
 from wikireact.exemplars import DEFAULT_PROMPTS, PromptFileError, load_prompts, parse_episodes
 from wikireact.prompts import build_messages
 from wikireact.wiki.snapshot import SnapshotSource

@@ -13,7 +13,8 @@ from typer.testing import CliRunner, Result
 from wikireact.cli.app import app
 from wikireact.context import Context
 from wikireact.eval.dataset import DatasetError, load_dataset
-from wikireact.eval.harness import SETTINGS, EvalError, run_eval
+from wikireact.eval.harness import SETTINGS, EvalError
+from wikireact.eval.run import run_eval
 from wikireact.wiki.snapshot import SnapshotSource
 
 HOSTILE_ENV = {

@@ -11,8 +11,9 @@ from support import PAGES
 
 from wikireact import MemorySource, ScriptedChatModel
 from wikireact.eval.categories import CATEGORIES, categorize, count_categories
-from wikireact.eval.harness import EvalConfig, run_eval
+from wikireact.eval.harness import EvalConfig
 from wikireact.eval.methods import Method
+from wikireact.eval.run import run_eval
 from wikireact.scripted import ScriptOutput
 
 BORN = "Where did Ed Wood die?"

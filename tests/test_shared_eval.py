@@ -18,7 +18,8 @@ from typer.testing import CliRunner
 
 from wikireact import ScriptedChatModel
 from wikireact.cli.app import app
-from wikireact.eval.harness import EvalConfig, EvalError, run_eval
+from wikireact.eval.harness import EvalConfig, EvalError
+from wikireact.eval.run import run_eval
 from wikireact.scripted import ScriptOutput
 from wikireact.wiki.snapshot import SnapshotSource
 

@@ -29,7 +29,7 @@ from typer.testing import CliRunner
 
 from wikireact import Context, MemorySource, ScriptedChatModel, build_graph
 from wikireact.cli.app import app
-from wikireact.eval.harness import run_eval
+from wikireact.eval.run import run_eval
 from wikireact.models import ModelConfigurationError
 from wikireact.scripted import ScriptOutput
 from wikireact.tools_protocol import TOOLS

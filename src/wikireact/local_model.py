@@ -28,7 +28,7 @@ from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import ConfigDict, PrivateAttr
 
-from wikireact.models import ModelConfigurationError
+from wikireact.errors import ModelConfigurationError
 from wikireact.paths import cache_dir
 
 CONTEXT_TOKENS = 8192

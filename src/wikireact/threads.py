@@ -10,7 +10,6 @@ thread at a time (`runner`).
 from __future__ import annotations
 
 import contextlib
-import json
 import sqlite3
 import time
 from collections.abc import Iterator
@@ -21,16 +20,20 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from wikireact import runlock
 from wikireact.context import Context
-from wikireact.errors import ConfigurationError
 from wikireact.paths import data_dir
 from wikireact.saver import CompactSqliteSaver, CompressingSerializer
 from wikireact.sqlite_files import ForeignFileError, check_writable_as
+from wikireact.thread_settings import (
+    ThreadBusyError,
+    ThreadStoreError,
+    decode_settings,
+    decode_snapshot_id,
+    encode_settings,
+)
 
 SCHEMA_VERSION = 1
 MARKER_TABLES = frozenset({"wikireact_threads"})
 """A file holding these tables is a checkpoint file; any other non-empty file is refused."""
-SNAPSHOT_ID_KEY = "_snapshot_id"
-"""Stored beside a thread's settings: the id of the snapshot it started on."""
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS wikireact_threads(
     thread_id TEXT PRIMARY KEY,
@@ -39,14 +42,6 @@ CREATE TABLE IF NOT EXISTS wikireact_threads(
     created REAL NOT NULL
 )
 """
-
-
-class ThreadStoreError(ConfigurationError):
-    """The checkpoint store cannot be used, or a thread is unknown."""
-
-
-class ThreadBusyError(ThreadStoreError):
-    """Another process is running the thread right now."""
 
 
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
@@ -67,27 +62,6 @@ STORE_ERRORS = _store_errors()
 def is_postgres_url(db: str | Path | None) -> bool:
     """Whether `db` names a PostgreSQL database rather than a SQLite file."""
     return isinstance(db, str) and db.startswith(POSTGRES_SCHEMES)
-
-
-def encode_settings(context: Context, snapshot_id: str | None) -> str:
-    """Return the registry's JSON of a thread's settings (with its snapshot id, if any)."""
-    return json.dumps(context.as_dict() | ({SNAPSHOT_ID_KEY: snapshot_id} if snapshot_id else {}))
-
-
-def decode_settings(text: str) -> dict[str, Any]:
-    """Return the `Context` fields stored by `encode_settings`.
-
-    Threads registered before the tools protocol existed used the text protocol.
-    """
-    stored = {"protocol": "text", **json.loads(text)}
-    stored.pop(SNAPSHOT_ID_KEY, None)
-    return stored
-
-
-def decode_snapshot_id(text: str) -> str | None:
-    """Return the snapshot id stored by `encode_settings` (None: not a snapshot)."""
-    value = json.loads(text).get(SNAPSHOT_ID_KEY)
-    return str(value) if value else None
 
 
 def default_db_path() -> Path:

@@ -25,7 +25,12 @@ from psycopg.rows import DictRow, dict_row
 from psycopg_pool import ConnectionPool
 
 from wikireact.context import Context
-from wikireact.threads import ThreadStoreError, decode_settings, decode_snapshot_id, encode_settings
+from wikireact.thread_settings import (
+    ThreadStoreError,
+    decode_settings,
+    decode_snapshot_id,
+    encode_settings,
+)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS wikireact_threads(

@@ -16,8 +16,8 @@ from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.runnables import Runnable
 
+from wikireact.errors import ModelConfigurationError
 from wikireact.exemplars import EpisodeExemplar, default_episodes
-from wikireact.models import ModelConfigurationError
 from wikireact.prompts import render_observation
 from wikireact.protocol import Action, parse_action
 from wikireact.state import Step, ToolCallRecord

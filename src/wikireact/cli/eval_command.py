@@ -18,9 +18,10 @@ from wikireact.cli.resolve import open_resources
 from wikireact.context import DEFAULT_MAX_STEPS, DEFAULT_MODEL
 from wikireact.errors import EpisodeStoppedError
 from wikireact.eval.dataset import DatasetError
-from wikireact.eval.harness import EvalConfig, EvalError, run_eval
+from wikireact.eval.harness import EvalConfig, EvalError
 from wikireact.eval.methods import METHODS
 from wikireact.eval.report import categories_table, comparison_tables
+from wikireact.eval.run import run_eval
 from wikireact.eval.runs import Run
 from wikireact.exemplars import PromptFileError
 from wikireact.model_cache import ModelCacheError

@@ -30,7 +30,6 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
-from wikireact import runlock
 from wikireact.context import DEFAULT_MAX_STEPS, Context
 from wikireact.errors import ConfigurationError
 from wikireact.eval.categories import categorize
@@ -252,41 +251,6 @@ def _ensure_line_start(records_path: Path) -> None:
                 sink.write("\n")
 
 
-def run_eval(
-    config: EvalConfig,
-    out: Path,
-    *,
-    resume: bool = False,
-    model: BaseChatModel | None = None,
-    wiki: WikiSource | None = None,
-    on_record: Callable[[dict[str, Any]], None] | None = None,
-    on_start: Callable[[int, int], None] | None = None,
-    db: str | None = None,
-    run: str | None = None,
-) -> dict[str, Any]:
-    """Run (or resume) an evaluation into `out` and return its report.
-
-    With `db` (a PostgreSQL URL) the run is shared: it lives in the database under `run`
-    (default: `out`'s name) and any number of workers may join it (`shared_run`). Otherwise
-    checkpoints are in `out/threads.db` and one process at a time may work in `out`.
-    """
-    if db is not None:
-        from wikireact.eval.shared_run import run_shared_eval
-
-        return run_shared_eval(config, out, db=db, run=run or out.resolve().name, model=model,
-                               wiki=wiki, on_record=on_record, on_start=on_start)
-    out.mkdir(parents=True, exist_ok=True)
-    lock = out / "eval.lock"
-    if not runlock.try_lock(lock, "eval"):
-        raise EvalError(f"another `wikireact eval` is working in {out} right now; "
-                        "wait for it to end, or use another --out")
-    try:
-        return _run_in_directory(config, out, resume=resume, model=model, wiki=wiki,
-                                 on_record=on_record, on_start=on_start)
-    finally:
-        runlock.unlock(lock, "eval")
-
-
 def prepare_run(
     config: EvalConfig, model: BaseChatModel | None, wiki: WikiSource | None
 ) -> tuple[Context, list[Item], PromptSet, WikiSource, dict[str, Any], dict[str, Any], BaseChatModel]:
@@ -302,7 +266,7 @@ def prepare_run(
     return context, items, prompts, source, sampling, settings, _open_model(config, model)
 
 
-def _run_in_directory(
+def run_in_directory(
     config: EvalConfig,
     out: Path,
     *,
