@@ -27,6 +27,7 @@ test: setup
 
 lint: setup
 	$(VENV)/bin/ruff check src tests bench examples
+	$(VENV)/bin/ruff format --check src tests bench examples
 	$(VENV)/bin/mypy src/wikireact tests
 
 bench: setup

@@ -31,16 +31,28 @@ TARGET_RATIO = 2.0
 READING_PAGES = (4, 8)
 TARGET_READING_RATIO = 2.5
 LOOKUPS_PER_PAGE = 11
-PAGES = {f"Page {i}": " ".join(f"Sentence {j} of page {i} is about topic{j % 50} and more." for j in range(500))
-         for i in range(40)}
-READING = {f"Page {i}": " ".join(f"Sentence {j} of page {i} is about topic{j % 50} and more." for j in range(400))
-           for i in range(8)}
+PAGES = {
+    f"Page {i}": " ".join(
+        f"Sentence {j} of page {i} is about topic{j % 50} and more." for j in range(500)
+    )
+    for i in range(40)
+}
+READING = {
+    f"Page {i}": " ".join(
+        f"Sentence {j} of page {i} is about topic{j % 50} and more." for j in range(400)
+    )
+    for i in range(8)
+}
 
 
 def script(steps: int) -> list[str]:
     """Search a new page every 4 steps, Lookup in between, Finish on the last step."""
-    out = [f"Thought: step {k}.\nAction: Search[Page {k // 4}]" if k % 4 == 0
-           else f"Thought: step {k}.\nAction: Lookup[topic{k % 50}]" for k in range(steps - 1)]
+    out = [
+        f"Thought: step {k}.\nAction: Search[Page {k // 4}]"
+        if k % 4 == 0
+        else f"Thought: step {k}.\nAction: Lookup[topic{k % 50}]"
+        for k in range(steps - 1)
+    ]
     return [*out, "Thought: done.\nAction: Finish[topic1]"]
 
 
@@ -49,7 +61,10 @@ def reading_script(pages: int) -> list[str]:
     out = []
     for p in range(pages):
         out.append(f"Thought: open page {p}.\nAction: Search[Page {p}]")
-        out += [f"Thought: find topic{k} on page {p}.\nAction: Lookup[topic{k}]" for k in range(LOOKUPS_PER_PAGE)]
+        out += [
+            f"Thought: find topic{k} on page {p}.\nAction: Lookup[topic{k}]"
+            for k in range(LOOKUPS_PER_PAGE)
+        ]
     return [*out, "Thought: done.\nAction: Finish[topic1]"]
 
 
@@ -59,7 +74,9 @@ def file_bytes(conn: sqlite3.Connection, path: Path) -> int:
     return path.stat().st_size
 
 
-def measure(outputs: list[str], pages: dict[str, str], path: Path, stock: bool = False) -> tuple[int, int]:
+def measure(
+    outputs: list[str], pages: dict[str, str], path: Path, stock: bool = False
+) -> tuple[int, int]:
     """Return (bytes on disk, distinct content bytes) for one episode replaying `outputs`.
 
     With `stock`, the thread is saved by LangGraph's `SqliteSaver` instead of `ThreadStore`'s.
@@ -71,11 +88,17 @@ def measure(outputs: list[str], pages: dict[str, str], path: Path, stock: bool =
     saver.setup()
     empty = file_bytes(conn, path)
     graph = build_graph(saver, model=ScriptedChatModel(outputs=outputs), wiki=MemorySource(pages))
-    out = graph.invoke({"question": "What is it about?"}, {"configurable": {"thread_id": "t"}},
-                       context=Context(max_steps=steps, repetition_limit=steps), durability="sync")
+    out = graph.invoke(
+        {"question": "What is it about?"},
+        {"configurable": {"thread_id": "t"}},
+        context=Context(max_steps=steps, repetition_limit=steps),
+        durability="sync",
+    )
     assert out["steps"] == steps and out["status"] == "finished", out["status"]
     pages_read = {s["action"][7:-1] for s in out["trajectory"] if s["action"].startswith("Search[")}
-    distinct = sum(len(pages[p].encode()) for p in pages_read) + len(json.dumps(out["trajectory"]).encode())
+    distinct = sum(len(pages[p].encode()) for p in pages_read) + len(
+        json.dumps(out["trajectory"]).encode()
+    )
     used = file_bytes(conn, path) - empty
     conn.close()
     return used, distinct
@@ -89,10 +112,27 @@ def rows() -> list[Row]:
             used, distinct = measure(script(steps), PAGES, Path(tmp) / f"growth-{steps}.db")
             ratio = used / distinct
             per_step.append(used / steps)
-            out.append(Row(f"checkpoint KiB, {steps}-step episode", used / 1024, "KiB", f"distinct {distinct / 1024:.0f} KiB"))
-            out.append(Row(f"checkpoint / distinct, {steps} steps", ratio, "x", f"<= {TARGET_RATIO}", ratio <= TARGET_RATIO))
+            out.append(
+                Row(
+                    f"checkpoint KiB, {steps}-step episode",
+                    used / 1024,
+                    "KiB",
+                    f"distinct {distinct / 1024:.0f} KiB",
+                )
+            )
+            out.append(
+                Row(
+                    f"checkpoint / distinct, {steps} steps",
+                    ratio,
+                    "x",
+                    f"<= {TARGET_RATIO}",
+                    ratio <= TARGET_RATIO,
+                )
+            )
         growth = per_step[-1] / per_step[0]
-        out.append(Row("bytes per step, 128 vs 8 steps", growth, "x", "<= 1.5 (linear)", growth <= 1.5))
+        out.append(
+            Row("bytes per step, 128 vs 8 steps", growth, "x", "<= 1.5 (linear)", growth <= 1.5)
+        )
         reading_per_step = []
         for pages in READING_PAGES:
             outputs = reading_script(pages)
@@ -100,17 +140,44 @@ def rows() -> list[Row]:
             used, distinct = measure(outputs, READING, Path(tmp) / f"reading-{pages}.db")
             reading_per_step.append(used / steps)
             ratio = used / distinct
-            out.append(Row(f"checkpoint KiB, reading {pages} pages ({steps} steps)", used / 1024, "KiB",
-                           f"distinct {distinct / 1024:.0f} KiB"))
-            out.append(Row(f"checkpoint / distinct, reading {steps} steps", ratio, "x",
-                           f"<= {TARGET_READING_RATIO}" if pages == 8 else "",
-                           ratio <= TARGET_READING_RATIO if pages == 8 else None))
-        stock_used, stock_distinct = measure(reading_script(8), READING, Path(tmp) / "stock.db", stock=True)
-        out.append(Row(f"  stock SqliteSaver, reading {len(reading_script(8))} steps", stock_used / stock_distinct,
-                       "x", f"{stock_used / 1024:.0f} KiB"))
+            out.append(
+                Row(
+                    f"checkpoint KiB, reading {pages} pages ({steps} steps)",
+                    used / 1024,
+                    "KiB",
+                    f"distinct {distinct / 1024:.0f} KiB",
+                )
+            )
+            out.append(
+                Row(
+                    f"checkpoint / distinct, reading {steps} steps",
+                    ratio,
+                    "x",
+                    f"<= {TARGET_READING_RATIO}" if pages == 8 else "",
+                    ratio <= TARGET_READING_RATIO if pages == 8 else None,
+                )
+            )
+        stock_used, stock_distinct = measure(
+            reading_script(8), READING, Path(tmp) / "stock.db", stock=True
+        )
+        out.append(
+            Row(
+                f"  stock SqliteSaver, reading {len(reading_script(8))} steps",
+                stock_used / stock_distinct,
+                "x",
+                f"{stock_used / 1024:.0f} KiB",
+            )
+        )
         growth = reading_per_step[-1] / reading_per_step[0]
-        out.append(Row(f"bytes per step, reading {len(reading_script(8))} vs {len(reading_script(4))} steps",
-                       growth, "x", "<= 1.5 (linear)", growth <= 1.5))
+        out.append(
+            Row(
+                f"bytes per step, reading {len(reading_script(8))} vs {len(reading_script(4))} steps",
+                growth,
+                "x",
+                "<= 1.5 (linear)",
+                growth <= 1.5,
+            )
+        )
     return out
 
 

@@ -21,14 +21,19 @@ from wikireact.wiki.snapshot import SnapshotStore
 
 PROCESSES = 4
 THREADS = 8
-PAGES = {f"Page {i}": f"Page {i} is page number {i}. It has a second sentence. And a third one." for i in range(40)}
+PAGES = {
+    f"Page {i}": f"Page {i} is page number {i}. It has a second sentence. And a third one."
+    for i in range(40)
+}
 
 
 def script(worker: int, episode: int) -> list[str]:
     """Each episode searches pages others search too, so the cache sees concurrent writes."""
     pages = [(worker * 7 + episode * 3 + k) % 40 for k in range(3)]
     return [f"Thought: {k}.\nAction: Search[Page {p}]" for k, p in enumerate(pages)] + [
-        "Thought: look.\nAction: Lookup[second]", "Thought: done.\nAction: Finish[yes]"]
+        "Thought: look.\nAction: Lookup[second]",
+        "Thought: done.\nAction: Finish[yes]",
+    ]
 
 
 def worker(checkpoints: str, cache: str, index: int) -> dict[str, int]:
@@ -36,13 +41,20 @@ def worker(checkpoints: str, cache: str, index: int) -> dict[str, int]:
     store = ThreadStore(Path(checkpoints))
     wiki = CachedSource(MemorySource(PAGES), SnapshotStore.create(Path(cache)))
     finished = 0
-    graphs = [build_graph(store.saver, model=ScriptedChatModel(outputs=script(index, e), delay_s=0.01), wiki=wiki)
-              for e in range(THREADS)]
+    graphs = [
+        build_graph(
+            store.saver, model=ScriptedChatModel(outputs=script(index, e), delay_s=0.01), wiki=wiki
+        )
+        for e in range(THREADS)
+    ]
     from concurrent.futures import ThreadPoolExecutor
 
     def run(e: int) -> str:
-        out = graphs[e].invoke({"question": f"q{index}-{e}"}, {"configurable": {"thread_id": f"w{index}-e{e}"}},
-                               durability="sync")
+        out = graphs[e].invoke(
+            {"question": f"q{index}-{e}"},
+            {"configurable": {"thread_id": f"w{index}-e{e}"}},
+            durability="sync",
+        )
         return str(out["status"])
 
     with ThreadPoolExecutor(max_workers=THREADS) as pool:
@@ -61,20 +73,36 @@ def main() -> int:
         ThreadStore(Path(checkpoints)).close()
         SnapshotStore.create(Path(cache)).conn.close()
         start = time.perf_counter()
-        procs = [subprocess.Popen([sys.executable, __file__, "--worker", checkpoints, cache, str(i)],
-                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-                 for i in range(PROCESSES)]
+        procs = [
+            subprocess.Popen(
+                [sys.executable, __file__, "--worker", checkpoints, cache, str(i)],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for i in range(PROCESSES)
+        ]
         results = [p.communicate(timeout=600) for p in procs]
         wall = time.perf_counter() - start
         failures = [err for (out, err), p in zip(results, procs) if p.returncode != 0]
-        finished = sum(json.loads(out)["finished"] for (out, _), p in zip(results, procs) if p.returncode == 0)
+        finished = sum(
+            json.loads(out)["finished"] for (out, _), p in zip(results, procs) if p.returncode == 0
+        )
         locked = sum("database is locked" in err for _, err in results)
-        checks = {name: sqlite3.connect(path).execute("PRAGMA integrity_check").fetchone()[0]
-                  for name, path in (("checkpoints", checkpoints), ("cache", cache))}
-        cached = sqlite3.connect(cache).execute("SELECT count(*) FROM pages WHERE kind = 'page'").fetchone()[0]
+        checks = {
+            name: sqlite3.connect(path).execute("PRAGMA integrity_check").fetchone()[0]
+            for name, path in (("checkpoints", checkpoints), ("cache", cache))
+        }
+        cached = (
+            sqlite3.connect(cache)
+            .execute("SELECT count(*) FROM pages WHERE kind = 'page'")
+            .fetchone()[0]
+        )
     total = PROCESSES * THREADS
-    print(f"episodes finished {finished}/{total} in {wall:.1f} s; 'database is locked' errors {locked}; "
-          f"integrity: checkpoints {checks['checkpoints']}, cache {checks['cache']}; pages cached {cached}")
+    print(
+        f"episodes finished {finished}/{total} in {wall:.1f} s; 'database is locked' errors {locked}; "
+        f"integrity: checkpoints {checks['checkpoints']}, cache {checks['cache']}; pages cached {cached}"
+    )
     for err in failures:
         print("WORKER FAILED:", err[-800:])
     ok = finished == total and not locked and not failures and set(checks.values()) == {"ok"}

@@ -31,14 +31,30 @@ WIKI = {"Ed Wood": "Ed Wood was an American filmmaker. He was born in 1924."}
 def wall_time(concurrency: int, tmp: Path) -> float:
     """Seconds to evaluate all questions at this concurrency."""
     dataset = tmp / "questions.jsonl"
-    dataset.write_text("".join(
-        json.dumps({"_id": f"q{i}", "question": f"Question {i} about Ed Wood?", "answer": "American"}) + "\n"
-        for i in range(QUESTIONS)))
-    config = EvalConfig(dataset=str(dataset), method="react", model="scripted", wiki="memory",
-                        sample_seed=None, concurrency=concurrency)
+    dataset.write_text(
+        "".join(
+            json.dumps(
+                {"_id": f"q{i}", "question": f"Question {i} about Ed Wood?", "answer": "American"}
+            )
+            + "\n"
+            for i in range(QUESTIONS)
+        )
+    )
+    config = EvalConfig(
+        dataset=str(dataset),
+        method="react",
+        model="scripted",
+        wiki="memory",
+        sample_seed=None,
+        concurrency=concurrency,
+    )
     start = time.perf_counter()
-    report = run_eval(config, tmp / f"out-{concurrency}-{time.monotonic_ns()}", model=ScriptedChatModel(outputs=SCRIPT, delay_s=DELAY_S),
-                      wiki=MemorySource(WIKI))
+    report = run_eval(
+        config,
+        tmp / f"out-{concurrency}-{time.monotonic_ns()}",
+        model=ScriptedChatModel(outputs=SCRIPT, delay_s=DELAY_S),
+        wiki=MemorySource(WIKI),
+    )
     elapsed = time.perf_counter() - start
     assert report["metrics"]["mean"]["em"] == 1.0
     return elapsed
@@ -48,9 +64,15 @@ def run() -> dict[str, float]:
     """Measure both concurrencies and return the figures."""
     with tempfile.TemporaryDirectory() as tmp:
         serial = wall_time(1, Path(tmp))
-        parallel = statistics.median(wall_time(CONCURRENCY, Path(tmp)) for _ in range(PARALLEL_RUNS))
-    return {"eval wall s, concurrency 1": serial, "eval wall s, concurrency 16": parallel,
-            "eval speedup": serial / parallel, "eval efficiency": serial / parallel / CONCURRENCY}
+        parallel = statistics.median(
+            wall_time(CONCURRENCY, Path(tmp)) for _ in range(PARALLEL_RUNS)
+        )
+    return {
+        "eval wall s, concurrency 1": serial,
+        "eval wall s, concurrency 16": parallel,
+        "eval speedup": serial / parallel,
+        "eval efficiency": serial / parallel / CONCURRENCY,
+    }
 
 
 def rows() -> list[Row]:
@@ -58,10 +80,19 @@ def rows() -> list[Row]:
     figures = run()
     return [
         Row("eval wall, 64 q, concurrency 1", figures["eval wall s, concurrency 1"], "s"),
-        Row(f"eval wall, 64 q, concurrency 16 (median of {PARALLEL_RUNS})", figures["eval wall s, concurrency 16"], "s"),
+        Row(
+            f"eval wall, 64 q, concurrency 16 (median of {PARALLEL_RUNS})",
+            figures["eval wall s, concurrency 16"],
+            "s",
+        ),
         Row("eval speedup 16 vs 1", figures["eval speedup"], "x"),
-        Row("eval efficiency (speedup / 16)", figures["eval efficiency"], "", f">= {TARGET_EFFICIENCY}",
-            figures["eval efficiency"] >= TARGET_EFFICIENCY),
+        Row(
+            "eval efficiency (speedup / 16)",
+            figures["eval efficiency"],
+            "",
+            f">= {TARGET_EFFICIENCY}",
+            figures["eval efficiency"] >= TARGET_EFFICIENCY,
+        ),
     ]
 
 

@@ -40,11 +40,28 @@ def run() -> dict[str, float]:
     """Record, replay, and return the figures."""
     with tempfile.TemporaryDirectory() as tmp:
         dataset = Path(tmp) / "questions.jsonl"
-        dataset.write_text("".join(
-            json.dumps({"_id": f"q{i}", "question": f"Question {i} about Ed Wood?", "answer": "American"}) + "\n"
-            for i in range(QUESTIONS)))
-        config = EvalConfig(dataset=str(dataset), method="react", model="scripted", wiki="memory",
-                            sample_seed=None, concurrency=16, model_cache=str(Path(tmp) / "cache.db"))
+        dataset.write_text(
+            "".join(
+                json.dumps(
+                    {
+                        "_id": f"q{i}",
+                        "question": f"Question {i} about Ed Wood?",
+                        "answer": "American",
+                    }
+                )
+                + "\n"
+                for i in range(QUESTIONS)
+            )
+        )
+        config = EvalConfig(
+            dataset=str(dataset),
+            method="react",
+            model="scripted",
+            wiki="memory",
+            sample_seed=None,
+            concurrency=16,
+            model_cache=str(Path(tmp) / "cache.db"),
+        )
         figures: dict[str, float] = {}
         for phase in ("record", "replay"):
             model = CountingModel(outputs=SCRIPT, delay_s=DELAY_S)
@@ -54,7 +71,9 @@ def run() -> dict[str, float]:
             figures[f"{phase} model calls"] = model.calls
             figures[f"{phase} cache hits"] = report["model_cache"]["hits"]
         replay_records = (Path(tmp) / "replay" / "trajectories.jsonl").read_text().splitlines()
-        figures["replay ms per cached call"] = 1000 * figures["replay wall s"] / max(figures["replay cache hits"], 1)
+        figures["replay ms per cached call"] = (
+            1000 * figures["replay wall s"] / max(figures["replay cache hits"], 1)
+        )
         figures["records"] = len(replay_records)
         figures["lookup ms"] = _lookup_ms(Path(tmp) / "cache.db")
     return figures
@@ -69,8 +88,10 @@ def _lookup_ms(path: Path) -> float:
     from wikireact.prompts import build_messages
 
     store = SqliteModelCache(path)
-    keys = [call_key("bench", [*build_messages(f"Question {i}?", []), HumanMessage("x")], None, {}, i)
-            for i in range(200)]
+    keys = [
+        call_key("bench", [*build_messages(f"Question {i}?", []), HumanMessage("x")], None, {}, i)
+        for i in range(200)
+    ]
     for prompt, llm_string in keys:
         store.update(prompt, llm_string, [ChatGeneration(message=AIMessage("Action: Finish[x]"))])
     start = time.perf_counter()
@@ -86,9 +107,17 @@ def rows() -> list[Row]:
     return [
         Row(f"cache record, {QUESTIONS} q, 200 ms/call", f["record wall s"], "s"),
         Row(f"cache replay, {QUESTIONS} q", f["replay wall s"], "s"),
-        Row("cache replay model calls", f["replay model calls"], "calls", "== 0", f["replay model calls"] == 0),
+        Row(
+            "cache replay model calls",
+            f["replay model calls"],
+            "calls",
+            "== 0",
+            f["replay model calls"] == 0,
+        ),
         Row("cache replay wall per model call", f["replay ms per cached call"], "ms"),
-        Row("cache lookup (ReAct-sized prompt)", f["lookup ms"], "ms", "< 5 ms", f["lookup ms"] < 5),
+        Row(
+            "cache lookup (ReAct-sized prompt)", f["lookup ms"], "ms", "< 5 ms", f["lookup ms"] < 5
+        ),
     ]
 
 

@@ -41,19 +41,31 @@ CONFIGS = {
 def measure(name: str, limit: int | None, out: Path) -> dict[str, float]:
     """Evaluate one configuration; return its figures."""
     model = LlamaCppChatModel(model_path=str(model_file()), **CONFIGS[name])
-    config = EvalConfig(dataset=str(QUESTIONS), method="react", model="local", wiki="offline",
-                        limit=limit, concurrency=1)
+    config = EvalConfig(
+        dataset=str(QUESTIONS),
+        method="react",
+        model="local",
+        wiki="offline",
+        limit=limit,
+        concurrency=1,
+    )
     cpu = time.process_time()
     report = run_eval(config, out / name, model=model, wiki=open_source("offline"))
     cpu = time.process_time() - cpu
     mean = report["metrics"]["mean"]
-    questions = report["metrics"]["per_seed"]["0"]["questions"] if report["metrics"].get("per_seed") else 0
+    questions = (
+        report["metrics"]["per_seed"]["0"]["questions"] if report["metrics"].get("per_seed") else 0
+    )
     steps = mean["mean_steps"] * questions
     return {
-        "em": mean["em"], "f1": mean["f1"], "repeat": mean["repetition_halted_rate"],
-        "invalid": mean["invalid_action_rate"], "s_per_question": mean["latency_mean_s"],
+        "em": mean["em"],
+        "f1": mean["f1"],
+        "repeat": mean["repetition_halted_rate"],
+        "invalid": mean["invalid_action_rate"],
+        "s_per_question": mean["latency_mean_s"],
         "s_per_step": mean["latency_mean_s"] / mean["mean_steps"] if mean["mean_steps"] else 0.0,
-        "cpu_s_per_step": cpu / steps if steps else 0.0, "steps": mean["mean_steps"],
+        "cpu_s_per_step": cpu / steps if steps else 0.0,
+        "steps": mean["mean_steps"],
     }
 
 
@@ -64,19 +76,41 @@ def rows(figures: dict[str, dict[str, float]]) -> list[Row]:
     for name, f in figures.items():
         target = name == "after"
         out += [
-            Row(f"{name}: EM", 100 * f["em"], "%", ">= 50" if target else "", f["em"] >= 0.5 if target else None),
+            Row(
+                f"{name}: EM",
+                100 * f["em"],
+                "%",
+                ">= 50" if target else "",
+                f["em"] >= 0.5 if target else None,
+            ),
             Row(f"{name}: F1", 100 * f["f1"], "%"),
-            Row(f"{name}: repetition-halted", 100 * f["repeat"], "%", "<= 10" if target else "",
-                f["repeat"] <= 0.1 if target else None),
-            Row(f"{name}: invalid steps", 100 * f["invalid"], "%", "<= 10" if target else "",
-                f["invalid"] <= 0.1 if target else None),
+            Row(
+                f"{name}: repetition-halted",
+                100 * f["repeat"],
+                "%",
+                "<= 10" if target else "",
+                f["repeat"] <= 0.1 if target else None,
+            ),
+            Row(
+                f"{name}: invalid steps",
+                100 * f["invalid"],
+                "%",
+                "<= 10" if target else "",
+                f["invalid"] <= 0.1 if target else None,
+            ),
             Row(f"{name}: steps per question", f["steps"], ""),
             Row(f"{name}: s per question", f["s_per_question"], "s"),
         ]
         slow = target and before is not None
-        out.append(Row(f"{name}: s per step", f["s_per_step"], "s",
-                       "<= 1.5x before" if slow else "",
-                       f["s_per_step"] <= 1.5 * before["s_per_step"] if slow and before else None))
+        out.append(
+            Row(
+                f"{name}: s per step",
+                f["s_per_step"],
+                "s",
+                "<= 1.5x before" if slow else "",
+                f["s_per_step"] <= 1.5 * before["s_per_step"] if slow and before else None,
+            )
+        )
         out.append(Row(f"{name}: CPU s per step", f["cpu_s_per_step"], "s"))
     return out
 

@@ -46,18 +46,27 @@ QUESTIONS = 60
 DELAY_S = 0.2
 WORKERS = 3
 TARGET_SPEEDUP = 2.7
-EVAL_SCRIPT = ["Thought: look.\nAction: Search[Ed Wood]", "Thought: done.\nAction: Finish[American]"]
+EVAL_SCRIPT = [
+    "Thought: look.\nAction: Search[Ed Wood]",
+    "Thought: done.\nAction: Finish[American]",
+]
 TABLES = ("checkpoints", "checkpoint_blobs", "checkpoint_writes")
 
 
 def step_ms(store: Store) -> float:
     """Median milliseconds per step of the 8-step episode, durability "sync"."""
-    graph = build_graph(store.saver, model=ScriptedChatModel(outputs=STEP_SCRIPT), wiki=MemorySource(STEP_PAGES))
+    graph = build_graph(
+        store.saver, model=ScriptedChatModel(outputs=STEP_SCRIPT), wiki=MemorySource(STEP_PAGES)
+    )
     times = []
     for i in range(REPEATS + 1):
         start = time.perf_counter()
-        out = graph.invoke({"question": "q"}, {"configurable": {"thread_id": f"t{i}"}},
-                           context=Context(max_steps=20), durability="sync")
+        out = graph.invoke(
+            {"question": "q"},
+            {"configurable": {"thread_id": f"t{i}"}},
+            context=Context(max_steps=20),
+            durability="sync",
+        )
         times.append((time.perf_counter() - start) * 1000 / len(STEP_SCRIPT))
         assert out["answer"] == "topic2"
     return statistics.median(times[1:])
@@ -69,17 +78,26 @@ def used_bytes(store: Store) -> int:
         store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         return store.path.stat().st_size
     with psycopg.connect(store.url) as conn:  # type: ignore[attr-defined]
-        row = conn.execute("SELECT " + " + ".join(f"pg_total_relation_size('{t}')" for t in TABLES)).fetchone()
+        row = conn.execute(
+            "SELECT " + " + ".join(f"pg_total_relation_size('{t}')" for t in TABLES)
+        ).fetchone()
     return int(row[0]) if row else 0
 
 
 def bytes_per_step(store: Store, steps: int) -> float:
     """Checkpoint bytes per step of one `steps`-step episode."""
     before = used_bytes(store)
-    graph = build_graph(store.saver, model=ScriptedChatModel(outputs=growth_script(steps)),
-                        wiki=MemorySource(GROWTH_PAGES))
-    out = graph.invoke({"question": "What is it about?"}, {"configurable": {"thread_id": f"g{steps}"}},
-                       context=Context(max_steps=steps, repetition_limit=steps), durability="sync")
+    graph = build_graph(
+        store.saver,
+        model=ScriptedChatModel(outputs=growth_script(steps)),
+        wiki=MemorySource(GROWTH_PAGES),
+    )
+    out = graph.invoke(
+        {"question": "What is it about?"},
+        {"configurable": {"thread_id": f"g{steps}"}},
+        context=Context(max_steps=steps, repetition_limit=steps),
+        durability="sync",
+    )
     assert out["steps"] == steps
     return (used_bytes(store) - before) / steps
 
@@ -88,26 +106,67 @@ def eval_run(url: str, workers: int, tmp: Path) -> tuple[float, float]:
     """Run one shared run with `workers` processes; return (questions per second, wall seconds)."""
     dataset, snapshot, model = tmp / "q.jsonl", tmp / "snap.db", tmp / "model.json"
     if not dataset.exists():
-        dataset.write_text("".join(json.dumps({"_id": f"q{i}", "question": f"Question {i} about Ed Wood?",
-                                               "answer": "American"}) + "\n" for i in range(QUESTIONS)))
+        dataset.write_text(
+            "".join(
+                json.dumps(
+                    {
+                        "_id": f"q{i}",
+                        "question": f"Question {i} about Ed Wood?",
+                        "answer": "American",
+                    }
+                )
+                + "\n"
+                for i in range(QUESTIONS)
+            )
+        )
         pages = tmp / "pages.jsonl"
-        pages.write_text(json.dumps({"title": "Ed Wood", "text": "Ed Wood was an American filmmaker."}) + "\n")
+        pages.write_text(
+            json.dumps({"title": "Ed Wood", "text": "Ed Wood was an American filmmaker."}) + "\n"
+        )
         import_file(pages, SnapshotStore.create(snapshot))
         model.write_text(json.dumps({"outputs": EVAL_SCRIPT, "delay_s": DELAY_S}))
-    command = [sys.executable, "-m", "wikireact", "eval", str(dataset), "--model", f"scripted:{model}",
-               "--wiki", str(snapshot), "--concurrency", "1", "--db", url, "--run", f"w{workers}"]
+    command = [
+        sys.executable,
+        "-m",
+        "wikireact",
+        "eval",
+        str(dataset),
+        "--model",
+        f"scripted:{model}",
+        "--wiki",
+        str(snapshot),
+        "--concurrency",
+        "1",
+        "--db",
+        url,
+        "--run",
+        f"w{workers}",
+    ]
     start = time.perf_counter()
-    procs = [subprocess.Popen([*command, "--out", str(tmp / f"w{workers}-{i}")], stdout=subprocess.DEVNULL,
-                              stderr=subprocess.PIPE, text=True) for i in range(workers)]
+    procs = [
+        subprocess.Popen(
+            [*command, "--out", str(tmp / f"w{workers}-{i}")],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for i in range(workers)
+    ]
     for proc in procs:
         _, err = proc.communicate(timeout=600)
         assert proc.returncode == 0, err
     elapsed = time.perf_counter() - start
     report = json.loads((tmp / f"w{workers}-0" / "report.json").read_text())
-    assert report["metrics"]["mean"]["em"] == 1.0 and report["metrics"]["per_seed"]["0"]["questions"] == QUESTIONS
+    assert (
+        report["metrics"]["mean"]["em"] == 1.0
+        and report["metrics"]["per_seed"]["0"]["questions"] == QUESTIONS
+    )
     with psycopg.connect(url) as conn:
-        row = conn.execute("SELECT count(*), max(recorded) - min(started) FROM wikireact_eval_records "
-                           "WHERE run = %s", (f"w{workers}",)).fetchone()
+        row = conn.execute(
+            "SELECT count(*), max(recorded) - min(started) FROM wikireact_eval_records "
+            "WHERE run = %s",
+            (f"w{workers}",),
+        ).fetchone()
     assert row is not None and row[0] == QUESTIONS
     return row[0] / row[1], elapsed
 
@@ -118,19 +177,31 @@ def rows() -> list[Row]:
         cluster = PgCluster.start()
     except PgUnavailableError as exc:
         print(f"postgres bench: {exc}", file=sys.stderr)
-        return [Row("PostgreSQL benchmarks (server unavailable)", 0, "", "a PostgreSQL server", False)]
+        return [
+            Row("PostgreSQL benchmarks (server unavailable)", 0, "", "a PostgreSQL server", False)
+        ]
     out: list[Row] = []
     try:
         with tempfile.TemporaryDirectory() as tmp_name:
             tmp = Path(tmp_name)
-            stores = {"SQLite": open_store(tmp / "steps.db"), "PostgreSQL": open_store(cluster.create_database())}
+            stores = {
+                "SQLite": open_store(tmp / "steps.db"),
+                "PostgreSQL": open_store(cluster.create_database()),
+            }
             for name, store in stores.items():
                 out.append(Row(f"step time, sync, {name}", step_ms(store), "ms"))
             for steps in GROWTH_LENGTHS:
                 for name in stores:
-                    store = open_store(tmp / f"growth{steps}.db" if name == "SQLite" else cluster.create_database())
-                    out.append(Row(f"checkpoint bytes/step, {steps} steps, {name}",
-                                   bytes_per_step(store, steps) / 1024, "KiB"))
+                    store = open_store(
+                        tmp / f"growth{steps}.db" if name == "SQLite" else cluster.create_database()
+                    )
+                    out.append(
+                        Row(
+                            f"checkpoint bytes/step, {steps} steps, {name}",
+                            bytes_per_step(store, steps) / 1024,
+                            "KiB",
+                        )
+                    )
                     store.close()
             for store in stores.values():
                 store.close()
@@ -140,12 +211,19 @@ def rows() -> list[Row]:
     finally:
         cluster.stop()
     speedup = three / one
-    out += [Row(f"eval throughput, 1 worker (PostgreSQL, {DELAY_S * 1000:.0f} ms/call)", one, "q/s"),
-            Row(f"eval throughput, {WORKERS} workers (PostgreSQL)", three, "q/s"),
-            Row(f"eval throughput speedup {WORKERS} workers vs 1", speedup, "x", f">= {TARGET_SPEEDUP}",
-                speedup >= TARGET_SPEEDUP),
-            Row(f"  wall incl. process start-up, {QUESTIONS} q, 1 worker", one_wall, "s"),
-            Row(f"  wall incl. process start-up, {QUESTIONS} q, {WORKERS} workers", three_wall, "s")]
+    out += [
+        Row(f"eval throughput, 1 worker (PostgreSQL, {DELAY_S * 1000:.0f} ms/call)", one, "q/s"),
+        Row(f"eval throughput, {WORKERS} workers (PostgreSQL)", three, "q/s"),
+        Row(
+            f"eval throughput speedup {WORKERS} workers vs 1",
+            speedup,
+            "x",
+            f">= {TARGET_SPEEDUP}",
+            speedup >= TARGET_SPEEDUP,
+        ),
+        Row(f"  wall incl. process start-up, {QUESTIONS} q, 1 worker", one_wall, "s"),
+        Row(f"  wall incl. process start-up, {QUESTIONS} q, {WORKERS} workers", three_wall, "s"),
+    ]
     return out
 
 

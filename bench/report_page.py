@@ -30,8 +30,10 @@ QUESTIONS = 500
 PAGES_PER_QUESTION = 4
 TARGET_MB = 10.0
 TARGET_GENERATE_S = 5.0
-WORDS = ("the of and in a to was is for on as by with he that at from his it an were are which this be "
-         "film born american city river album team university war village football county").split()
+WORDS = (
+    "the of and in a to was is for on as by with he that at from his it an were are which this be "
+    "film born american city river album team university war village football county"
+).split()
 
 
 def _sentence(rng: random.Random, words: int) -> str:
@@ -53,20 +55,50 @@ def _records(method: str, rng: random.Random) -> list[dict]:
         if method in ("react", "act", "react-cot-sc", "cot-sc-react"):
             for step in range(rng.randint(2, 7)):
                 kind = rng.choices(["executed", "invalid", "repeat"], [8, 1, 1])[0]
-                trajectory.append({"thought": "" if method == "act" else _sentence(rng, 18),
-                                   "action": f"Search[Page {rng.randrange(99)}]", "kind": kind,
-                                   "observation": rng.choice(pages), "raw": ""})
-            trajectory.append({"thought": _sentence(rng, 10), "action": f"Finish[{gold}]", "kind": "finish",
-                               "observation": "", "raw": ""})
+                trajectory.append(
+                    {
+                        "thought": "" if method == "act" else _sentence(rng, 18),
+                        "action": f"Search[Page {rng.randrange(99)}]",
+                        "kind": kind,
+                        "observation": rng.choice(pages),
+                        "raw": "",
+                    }
+                )
+            trajectory.append(
+                {
+                    "thought": _sentence(rng, 10),
+                    "action": f"Finish[{gold}]",
+                    "kind": "finish",
+                    "observation": "",
+                    "raw": "",
+                }
+            )
         correct = rng.random() < 0.3
         answer = gold if correct else f"Wrong {q}"
-        record = {"id": f"q{q:04d}", "seed": 0, "method": method, "question": _sentence(rng, 16) + "?",
-                  "gold": gold, "answer": answer, "em": float(correct), "f1": float(correct),
-                  "status": "finished", "steps": len(trajectory), "invalid_steps": 0, "model_calls": 1,
-                  "input_tokens": 100, "output_tokens": 10, "wiki_requests": 1, "latency_s": 1.0,
-                  "supported": None, "switched": False,
-                  "votes": {"votes": 12, "samples": 21, "answers": [answer] * 21} if "sc" in method else None,
-                  "trajectory": trajectory}
+        record = {
+            "id": f"q{q:04d}",
+            "seed": 0,
+            "method": method,
+            "question": _sentence(rng, 16) + "?",
+            "gold": gold,
+            "answer": answer,
+            "em": float(correct),
+            "f1": float(correct),
+            "status": "finished",
+            "steps": len(trajectory),
+            "invalid_steps": 0,
+            "model_calls": 1,
+            "input_tokens": 100,
+            "output_tokens": 10,
+            "wiki_requests": 1,
+            "latency_s": 1.0,
+            "supported": None,
+            "switched": False,
+            "votes": {"votes": 12, "samples": 21, "answers": [answer] * 21}
+            if "sc" in method
+            else None,
+            "trajectory": trajectory,
+        }
         record["category"] = categorize(record)
         records.append(record)
     return records
@@ -82,7 +114,10 @@ def make_runs(root: Path) -> list[Path]:
         records = _records(method, rng)
         with (folder / "trajectories.jsonl").open("w", encoding="utf-8") as sink:
             sink.writelines(json.dumps(r) + "\n" for r in records)
-        report = {"settings": {"method": method, "model": "synthetic", "seeds": 1}, "metrics": summarize(records)}
+        report = {
+            "settings": {"method": method, "model": "synthetic", "seeds": 1},
+            "metrics": summarize(records),
+        }
         (folder / "report.json").write_text(json.dumps(report))
         folders.append(folder)
     return folders
@@ -93,9 +128,22 @@ def _render_seconds(page: Path, profile: Path) -> float | None:
     if not browser:
         return None
     start = time.perf_counter()
-    subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                    "--no-first-run", f"--user-data-dir={profile}", "--dump-dom", page.as_uri()],
-                   capture_output=True, timeout=300, check=True)
+    subprocess.run(
+        [
+            browser,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--no-first-run",
+            f"--user-data-dir={profile}",
+            "--dump-dom",
+            page.as_uri(),
+        ],
+        capture_output=True,
+        timeout=300,
+        check=True,
+    )
     return time.perf_counter() - start
 
 
@@ -113,8 +161,13 @@ def run() -> dict[str, float | None]:
         write_plot(load_runs(folders), Path(tmp) / "cmp.png", paper=True)
         plot = time.perf_counter() - start
         jsonl = sum((f / "trajectories.jsonl").stat().st_size for f in folders)
-        return {"size_mb": page.stat().st_size / 1e6, "jsonl_mb": jsonl / 1e6, "generate_s": generate,
-                "plot_s": plot, "render_s": _render_seconds(page, Path(tmp) / "profile")}
+        return {
+            "size_mb": page.stat().st_size / 1e6,
+            "jsonl_mb": jsonl / 1e6,
+            "generate_s": generate,
+            "plot_s": plot,
+            "render_s": _render_seconds(page, Path(tmp) / "profile"),
+        }
 
 
 def rows() -> list[Row]:
@@ -122,10 +175,20 @@ def rows() -> list[Row]:
     f = run()
     size, generate = float(f["size_mb"] or 0), float(f["generate_s"] or 0)
     out = [
-        Row(f"html page, 500 q x 7 methods (jsonl: {float(f['jsonl_mb'] or 0):.1f} MB)", size, "MB",
-            f"<= {TARGET_MB:g}", size <= TARGET_MB),
-        Row("html page generation, 500 q x 7 methods", generate, "s", f"<= {TARGET_GENERATE_S:g}",
-            generate <= TARGET_GENERATE_S),
+        Row(
+            f"html page, 500 q x 7 methods (jsonl: {float(f['jsonl_mb'] or 0):.1f} MB)",
+            size,
+            "MB",
+            f"<= {TARGET_MB:g}",
+            size <= TARGET_MB,
+        ),
+        Row(
+            "html page generation, 500 q x 7 methods",
+            generate,
+            "s",
+            f"<= {TARGET_GENERATE_S:g}",
+            generate <= TARGET_GENERATE_S,
+        ),
         Row("plot (png), 7 runs", float(f["plot_s"] or 0), "s"),
     ]
     if f["render_s"] is not None:

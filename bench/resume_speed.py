@@ -44,8 +44,12 @@ def paused_thread(steps: int, db: Path) -> None:
     model = ScriptedChatModel(outputs=script(steps), errors={steps - 1: ConnectionError("down")})
     graph = build_graph(store.saver, model=model, wiki=MemorySource(PAGES))
     try:
-        graph.invoke({"question": "q"}, CONFIG, context=Context(max_steps=steps, repetition_limit=steps),
-                     durability="sync")
+        graph.invoke(
+            {"question": "q"},
+            CONFIG,
+            context=Context(max_steps=steps, repetition_limit=steps),
+            durability="sync",
+        )
     except Exception:
         pass
     store.close()
@@ -54,7 +58,9 @@ def paused_thread(steps: int, db: Path) -> None:
 def cold_get_state_ms(db: Path, steps: int) -> float:
     """Return the milliseconds of one `get_state` on a freshly opened checkpoint file."""
     store = ThreadStore(db)
-    graph = build_graph(store.saver, model=ScriptedChatModel(outputs=script(steps)), wiki=MemorySource(PAGES))
+    graph = build_graph(
+        store.saver, model=ScriptedChatModel(outputs=script(steps)), wiki=MemorySource(PAGES)
+    )
     start = time.perf_counter()
     graph.get_state(CONFIG)
     elapsed = (time.perf_counter() - start) * 1000
@@ -78,21 +84,34 @@ def history_rows(tmp: Path) -> list[Row]:
     store = ThreadStore(ours_db)
     store.register("t", "q", Context(max_steps=HISTORY_STEPS, repetition_limit=HISTORY_STEPS))
     stock = SqliteSaver(sqlite3.connect(stock_db, check_same_thread=False))
-    graphs = [build_graph(saver, model=ScriptedChatModel(outputs=script(HISTORY_STEPS)), wiki=MemorySource(PAGES))
-              for saver in (store.saver, stock)]
+    graphs = [
+        build_graph(
+            saver, model=ScriptedChatModel(outputs=script(HISTORY_STEPS)), wiki=MemorySource(PAGES)
+        )
+        for saver in (store.saver, stock)
+    ]
     for graph in graphs:
-        out = graph.invoke({"question": "q"}, CONFIG, context=Context(max_steps=HISTORY_STEPS,
-                           repetition_limit=HISTORY_STEPS), durability="sync")
+        out = graph.invoke(
+            {"question": "q"},
+            CONFIG,
+            context=Context(max_steps=HISTORY_STEPS, repetition_limit=HISTORY_STEPS),
+            durability="sync",
+        )
         assert out["steps"] == HISTORY_STEPS
     checkpoints = len(list(graphs[1].get_state_history(CONFIG)))
     runner = CliRunner()
 
     def command() -> None:
         result = runner.invoke(app, ["history", "t", "--db", str(ours_db)])
-        assert result.exit_code == 0 and result.stdout.count("superstep") == checkpoints, result.output
+        assert result.exit_code == 0 and result.stdout.count("superstep") == checkpoints, (
+            result.output
+        )
 
-    timers = {"stock": lambda: list(graphs[1].get_state_history(CONFIG)),
-              "ours": lambda: list(graphs[0].get_state_history(CONFIG)), "command": command}
+    timers = {
+        "stock": lambda: list(graphs[1].get_state_history(CONFIG)),
+        "ours": lambda: list(graphs[0].get_state_history(CONFIG)),
+        "command": command,
+    }
     samples: dict[str, list[float]] = {name: [] for name in timers}
     for _ in range(HISTORY_REPEATS):
         for name, fn in timers.items():
@@ -103,12 +122,21 @@ def history_rows(tmp: Path) -> list[Row]:
     ms = {name: statistics.median(values) for name, values in samples.items()}
     command_ratio, ours_ratio = ms["command"] / ms["stock"], ms["ours"] / ms["stock"]
     return [
-        Row(f"get_state_history, stock saver, {HISTORY_STEPS} steps ({checkpoints} ckpts)", ms["stock"], "ms"),
+        Row(
+            f"get_state_history, stock saver, {HISTORY_STEPS} steps ({checkpoints} ckpts)",
+            ms["stock"],
+            "ms",
+        ),
         Row(f"get_state_history, our saver, {HISTORY_STEPS} steps", ms["ours"], "ms"),
         Row("  our / stock get_state_history", ours_ratio, "x", "<= 1.0", ours_ratio <= 1.0),
         Row(f"`wikireact history`, {HISTORY_STEPS}-step thread", ms["command"], "ms"),
-        Row("  `history` / stock get_state_history", command_ratio, "x", f"<= {TARGET_HISTORY_RATIO}",
-            command_ratio <= TARGET_HISTORY_RATIO),
+        Row(
+            "  `history` / stock get_state_history",
+            command_ratio,
+            "x",
+            f"<= {TARGET_HISTORY_RATIO}",
+            command_ratio <= TARGET_HISTORY_RATIO,
+        ),
     ]
 
 
@@ -120,23 +148,43 @@ def rows() -> list[Row]:
             db = Path(tmp) / f"r{steps}.db"
             paused_thread(steps, db)
             store = ThreadStore(db)
-            graph = build_graph(store.saver, model=ScriptedChatModel(outputs=script(steps)), wiki=MemorySource(PAGES))
+            graph = build_graph(
+                store.saver,
+                model=ScriptedChatModel(outputs=script(steps)),
+                wiki=MemorySource(PAGES),
+            )
             state = graph.get_state(CONFIG)
             assert state.values["steps"] == steps - 1 and len(state.values["page_sentences"]) == 500
             get_ms = statistics.median(cold_get_state_ms(db, steps) for _ in range(REPEATS))
             history_ms = timed_ms(lambda graph=graph: list(graph.get_state_history(CONFIG)))
             checkpoints = len(list(graph.get_state_history(CONFIG)))
             start = time.perf_counter()
-            final = graph.invoke(None, CONFIG, context=Context(max_steps=steps, repetition_limit=steps),
-                                 durability="sync")
+            final = graph.invoke(
+                None,
+                CONFIG,
+                context=Context(max_steps=steps, repetition_limit=steps),
+                durability="sync",
+            )
             resume_ms = (time.perf_counter() - start) * 1000
             assert final["steps"] == steps and final["status"] == "finished"
             store.close()
-            out.append(Row(f"get_state, {steps}-step thread", get_ms, "ms",
-                           f"< {TARGET_GET_STATE_MS} ms" if steps == 128 else "",
-                           get_ms < TARGET_GET_STATE_MS if steps == 128 else None))
+            out.append(
+                Row(
+                    f"get_state, {steps}-step thread",
+                    get_ms,
+                    "ms",
+                    f"< {TARGET_GET_STATE_MS} ms" if steps == 128 else "",
+                    get_ms < TARGET_GET_STATE_MS if steps == 128 else None,
+                )
+            )
             out.append(Row(f"resume to end, {steps}-step thread", resume_ms, "ms"))
-            out.append(Row(f"get_state_history ({checkpoints} checkpoints), {steps} steps", history_ms, "ms"))
+            out.append(
+                Row(
+                    f"get_state_history ({checkpoints} checkpoints), {steps} steps",
+                    history_ms,
+                    "ms",
+                )
+            )
         out += history_rows(Path(tmp))
     return out
 

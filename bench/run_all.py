@@ -16,8 +16,17 @@ import snapshot_latency
 import step_overhead
 from table import Row, print_rows
 
-SUITES = [step_overhead, checkpoint_growth, resume_speed, eval_throughput, model_cache_replay, snapshot_latency,
-          parse_speed, report_page, postgres]
+SUITES = [
+    step_overhead,
+    checkpoint_growth,
+    resume_speed,
+    eval_throughput,
+    model_cache_replay,
+    snapshot_latency,
+    parse_speed,
+    report_page,
+    postgres,
+]
 
 
 def main() -> int:

@@ -28,9 +28,7 @@ def corpus(rng: random.Random) -> Iterator[tuple[str, str, str]]:
     """Yield the generated pages."""
     for i in range(PAGES):
         title = f"{rng.choice(WORDS).capitalize()} {rng.choice(WORDS)} {i}"
-        body = " ".join(
-            " ".join(rng.choices(WORDS, k=12)) + "." for _ in range(rng.randint(3, 12))
-        )
+        body = " ".join(" ".join(rng.choices(WORDS, k=12)) + "." for _ in range(rng.randint(3, 12)))
         yield title, "page", body
 
 
@@ -59,7 +57,12 @@ def run() -> dict[str, float]:
         store = SnapshotStore.create(path)
         store.put_many(corpus(rng))
         build_s = time.perf_counter() - start
-        titles = [r[0] for r in store.conn.execute("SELECT title FROM pages ORDER BY random() LIMIT ?", (QUERIES,))]
+        titles = [
+            r[0]
+            for r in store.conn.execute(
+                "SELECT title FROM pages ORDER BY random() LIMIT ?", (QUERIES,)
+            )
+        ]
         store.conn.close()
         source = SnapshotSource.open(path)
         exact = timed(source.fetch, titles)
@@ -67,7 +70,11 @@ def run() -> dict[str, float]:
         similar = timed(source.similar, [" ".join(rng.choices(WORDS, k=3)) for _ in range(QUERIES)])
         size_mb = path.stat().st_size / 2**20
     figures = {"build s (100k pages)": build_s, "file MiB": size_mb}
-    for name, samples in (("title lookup", exact), ("case-insensitive lookup", fuzzy), ("similar search", similar)):
+    for name, samples in (
+        ("title lookup", exact),
+        ("case-insensitive lookup", fuzzy),
+        ("similar search", similar),
+    ):
         p50, p95 = percentiles(samples)
         figures[f"{name} p50"], figures[f"{name} p95"] = p50, p95
     return figures
@@ -79,8 +86,15 @@ def rows() -> list[Row]:
     for name, value in run().items():
         target = TARGETS_MS.get(name)
         unit = "s" if name.startswith("build") else ("MiB" if name.startswith("file") else "ms")
-        out.append(Row(f"snapshot {name}", value, unit, f"< {target} ms" if target else "",
-                       None if target is None else value < target))
+        out.append(
+            Row(
+                f"snapshot {name}",
+                value,
+                unit,
+                f"< {target} ms" if target else "",
+                None if target is None else value < target,
+            )
+        )
     return out
 
 

@@ -36,13 +36,19 @@ from wikireact.wiki.environment import lookup, search, truncate
 
 REPEATS = 60
 TARGET_MS = 3.0
-PAGES = {f"Page {i}": " ".join(f"Sentence {j} of page {i} mentions topic{j % 9}." for j in range(60))
-         for i in range(4)}
+PAGES = {
+    f"Page {i}": " ".join(f"Sentence {j} of page {i} mentions topic{j % 9}." for j in range(60))
+    for i in range(4)
+}
 SCRIPT = [
-    "Thought: a.\nAction: Search[Page 0]", "Thought: b.\nAction: Lookup[topic1]",
-    "Thought: c.\nAction: Lookup[topic1]", "Thought: d.\nAction: Search[Page 1]",
-    "Thought: e.\nAction: Lookup[topic2]", "Thought: f.\nAction: Serch[Page 2]",
-    "Thought: g.\nAction: Search[Page 2]", "Thought: h.\nAction: Finish[topic2]",
+    "Thought: a.\nAction: Search[Page 0]",
+    "Thought: b.\nAction: Lookup[topic1]",
+    "Thought: c.\nAction: Lookup[topic1]",
+    "Thought: d.\nAction: Search[Page 1]",
+    "Thought: e.\nAction: Lookup[topic2]",
+    "Thought: f.\nAction: Serch[Page 2]",
+    "Thought: g.\nAction: Search[Page 2]",
+    "Thought: h.\nAction: Finish[topic2]",
 ]
 STEPS = len(SCRIPT)
 
@@ -67,7 +73,15 @@ def plain_loop(model: ScriptedChatModel, wiki: MemorySource) -> list[Step]:
         elif not isinstance(action, Action):
             observation = "Invalid action: " + action.message
         observation = truncate(sanitize_observation(observation), 1000)
-        history.append(Step(kind="executed", thought=parsed.thought, action=str(action), observation=observation, raw=raw))
+        history.append(
+            Step(
+                kind="executed",
+                thought=parsed.thought,
+                action=str(action),
+                observation=observation,
+                raw=raw,
+            )
+        )
         if isinstance(action, Action) and action.name == "Finish":
             break
     return history
@@ -106,21 +120,35 @@ def run() -> dict[str, float]:
     wiki = MemorySource(PAGES)
     context = Context(max_steps=20)
     plain_cpu: dict[str, float] = {}
-    figures = {"plain loop": per_step_ms(lambda i: plain_loop(ScriptedChatModel(outputs=SCRIPT), wiki), plain_cpu)}
+    figures = {
+        "plain loop": per_step_ms(
+            lambda i: plain_loop(ScriptedChatModel(outputs=SCRIPT), wiki), plain_cpu
+        )
+    }
     sync_cpu: dict[str, float] = {}
     saver_cpu = [0.0]
     with tempfile.TemporaryDirectory() as tmp:
         conn = sqlite3.connect(Path(tmp) / "stock.db", check_same_thread=False)
-        variants = {"graph, no checkpointer": (None, None), "graph, InMemorySaver": (InMemorySaver(), None),
-                    "graph, stock SqliteSaver": (SqliteSaver(conn), None),
-                    "graph, SqliteSaver (ThreadStore)": (ThreadStore(Path(tmp) / "a.db").saver, None),
-                    "graph, SqliteSaver (ThreadStore), sync": (ThreadStore(Path(tmp) / "s.db").saver, "sync")}
+        variants = {
+            "graph, no checkpointer": (None, None),
+            "graph, InMemorySaver": (InMemorySaver(), None),
+            "graph, stock SqliteSaver": (SqliteSaver(conn), None),
+            "graph, SqliteSaver (ThreadStore)": (ThreadStore(Path(tmp) / "a.db").saver, None),
+            "graph, SqliteSaver (ThreadStore), sync": (
+                ThreadStore(Path(tmp) / "s.db").saver,
+                "sync",
+            ),
+        }
         for name, (saver, durability) in variants.items():
             graph = build_graph(saver, model=ScriptedChatModel(outputs=SCRIPT), wiki=wiki)
 
             def episode(i: int, graph=graph, durability=durability) -> object:  # type: ignore[no-untyped-def]
-                out = graph.invoke({"question": "q"}, {"configurable": {"thread_id": f"t{i}"}}, context=context,
-                                   durability=durability)
+                out = graph.invoke(
+                    {"question": "q"},
+                    {"configurable": {"thread_id": f"t{i}"}},
+                    context=context,
+                    durability=durability,
+                )
                 assert out["steps"] == STEPS and out["answer"] == "topic2"
                 return out
 
@@ -138,15 +166,36 @@ def rows() -> list[Row]:
     """Return the figures as table rows."""
     f = run()
     base = f["plain loop"]
-    out = [Row(f"step time, {name}", value, "ms", f"x{value / base:.1f} plain loop")
-           for name, value in f.items() if not name.startswith("cpu: ")]
+    out = [
+        Row(f"step time, {name}", value, "ms", f"x{value / base:.1f} plain loop")
+        for name, value in f.items()
+        if not name.startswith("cpu: ")
+    ]
     added = f["graph, SqliteSaver (ThreadStore)"] - base
-    out.append(Row("step time added by graph + SqliteSaver", added, "ms", f"<= {TARGET_MS} ms", added <= TARGET_MS))
+    out.append(
+        Row(
+            "step time added by graph + SqliteSaver",
+            added,
+            "ms",
+            f"<= {TARGET_MS} ms",
+            added <= TARGET_MS,
+        )
+    )
     added_sync = f["graph, SqliteSaver (ThreadStore), sync"] - base
-    out.append(Row("  the same with durability=sync", added_sync, "ms", f"<= {TARGET_MS} ms (CLI/eval)",
-                   added_sync <= TARGET_MS))
-    out += [Row(f"step CPU time, {name.removeprefix('cpu: ')}", value, "ms") for name, value in f.items()
-            if name.startswith("cpu: ")]
+    out.append(
+        Row(
+            "  the same with durability=sync",
+            added_sync,
+            "ms",
+            f"<= {TARGET_MS} ms (CLI/eval)",
+            added_sync <= TARGET_MS,
+        )
+    )
+    out += [
+        Row(f"step CPU time, {name.removeprefix('cpu: ')}", value, "ms")
+        for name, value in f.items()
+        if name.startswith("cpu: ")
+    ]
     return out
 
 

@@ -52,9 +52,15 @@ if __name__ == "__main__":
     from wikireact import MemorySource, ScriptedChatModel, build_graph
 
     agent = build_graph(
-        model=ScriptedChatModel(outputs=["Thought: look.\nAction: Search[Ed Wood]",
-                                         "Thought: done.\nAction: Finish[American]"]),
+        model=ScriptedChatModel(
+            outputs=[
+                "Thought: look.\nAction: Search[Ed Wood]",
+                "Thought: done.\nAction: Finish[American]",
+            ]
+        ),
         wiki=MemorySource({"Ed Wood": "Ed Wood was an American filmmaker."}),
     )
-    out = build_pipeline(agent).invoke({"questions": ["What nationality was Ed Wood?"], "answers": {}})
+    out = build_pipeline(agent).invoke(
+        {"questions": ["What nationality was Ed Wood?"], "answers": {}}
+    )
     print(out)

@@ -42,8 +42,11 @@ CONTEXT = Context(protocol="tools", approve=True, max_steps=10)
 def run(db: str, thread_id: str, delay_s: float) -> dict[str, Any]:
     """Start, resume or continue the episode to its end, answering every pause."""
     store = ThreadStore(db)
-    graph = build_graph(store.saver, model=ScriptedChatModel(outputs=SCRIPT, delay_s=delay_s),
-                        wiki=MemorySource(PAGES))
+    graph = build_graph(
+        store.saver,
+        model=ScriptedChatModel(outputs=SCRIPT, delay_s=delay_s),
+        wiki=MemorySource(PAGES),
+    )
     config: Any = {"configurable": {"thread_id": thread_id}}
     state = graph.get_state(config)
     payload: Any = {"question": QUESTION} if not state.values else None
@@ -58,8 +61,14 @@ def run(db: str, thread_id: str, delay_s: float) -> dict[str, Any]:
             break
     values = state.values
     store.close()
-    return {"trajectory": values["trajectory"], "audit": values["audit"], "answer": values["answer"]}
+    return {
+        "trajectory": values["trajectory"],
+        "audit": values["audit"],
+        "answer": values["answer"],
+    }
 
 
 if __name__ == "__main__":
-    print(json.dumps(run(sys.argv[1], sys.argv[2], float(sys.argv[3]) if len(sys.argv) > 3 else 0.0)))
+    print(
+        json.dumps(run(sys.argv[1], sys.argv[2], float(sys.argv[3]) if len(sys.argv) > 3 else 0.0))
+    )

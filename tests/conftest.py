@@ -83,7 +83,13 @@ def checkpointer(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Bas
 def cli_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Isolate the CLI: its own data dir, no Groq key, no model from the environment."""
     monkeypatch.setenv("WIKIREACT_DATA_DIR", str(tmp_path / "data"))
-    for name in ("GROQ_API_KEY", "WIKIREACT_MODEL", "WIKIREACT_WIKI", "WIKIREACT_MAX_STEPS", "WIKIREACT_APPROVE"):
+    for name in (
+        "GROQ_API_KEY",
+        "WIKIREACT_MODEL",
+        "WIKIREACT_WIKI",
+        "WIKIREACT_MAX_STEPS",
+        "WIKIREACT_APPROVE",
+    ):
         monkeypatch.delenv(name, raising=False)
     return tmp_path / "data"
 

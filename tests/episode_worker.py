@@ -19,7 +19,11 @@ from wikireact.threads import is_postgres_url, open_store
 
 def main() -> int:
     db, thread_id, mode = sys.argv[1:4]
-    saver = open_store(db).saver if is_postgres_url(db) else SqliteSaver(sqlite3.connect(db, check_same_thread=False))
+    saver = (
+        open_store(db).saver
+        if is_postgres_url(db)
+        else SqliteSaver(sqlite3.connect(db, check_same_thread=False))
+    )
     graph = build_graph(
         saver,
         model=ScriptedChatModel(outputs=GOOD_RUN),

@@ -29,8 +29,13 @@ class FakeMediaWiki:
         if params.get("list") == "search":
             limit = int(params.get("srlimit", 10))
             titles = self.search_results.get(params["srsearch"], [])[:limit]
-            return {"batchcomplete": "", "query": {"searchinfo": {"totalhits": len(titles)},
-                                                   "search": [{"ns": 0, "title": t} for t in titles]}}
+            return {
+                "batchcomplete": "",
+                "query": {
+                    "searchinfo": {"totalhits": len(titles)},
+                    "search": [{"ns": 0, "title": t} for t in titles],
+                },
+            }
         title = params["titles"]
         query: dict[str, Any] = {}
         if title in self.redirects and "redirects" in params:
@@ -51,7 +56,9 @@ class FakeMediaWiki:
                 f'<li><a href="/wiki/{html.escape(o)}" title="{html.escape(o)}">{html.escape(o)}</a>, a thing</li>'
                 for o in self.disambiguations[title]
             )
-            page["revisions"] = [{"*": f"<p><b>{html.escape(title)}</b> may refer to:</p><ul>{items}</ul>"}]
+            page["revisions"] = [
+                {"*": f"<p><b>{html.escape(title)}</b> may refer to:</p><ul>{items}</ul>"}
+            ]
         elif prop == "extracts|revisions":
             page["extract"] = self.pages[title]
             page["revisions"] = [{"revid": 1, "parentid": 0}]

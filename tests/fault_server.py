@@ -21,8 +21,12 @@ FAULTS = ["429-retry-after", "429", "500", "503", "slow", "truncated", "html"]
 
 
 class FaultServer:
-    def __init__(self, respond: Callable[[str, str, dict[str, str], bytes], Reply],
-                 faults: Callable[[int], str | None], slow_s: float = 2.0) -> None:
+    def __init__(
+        self,
+        respond: Callable[[str, str, dict[str, str], bytes], Reply],
+        faults: Callable[[int], str | None],
+        slow_s: float = 2.0,
+    ) -> None:
         self.respond, self.faults, self.slow_s = respond, faults, slow_s
         self.count = 0
         self.injected: dict[str, int] = {}
@@ -42,10 +46,16 @@ class FaultServer:
                     if fault:
                         server.injected[fault] = server.injected.get(fault, 0) + 1
                 url = urlparse(self.path)
-                status, headers, payload = server.respond(method, url.path, dict(parse_qsl(url.query, keep_blank_values=True)), body)
+                status, headers, payload = server.respond(
+                    method, url.path, dict(parse_qsl(url.query, keep_blank_values=True)), body
+                )
                 headers = {"Content-Type": "application/json", **headers}
                 if fault == "429-retry-after":
-                    status, headers, payload = 429, {"Retry-After": "0.2", "Content-Type": "application/json"}, b'{"error": {"message": "rate limited"}}'
+                    status, headers, payload = (
+                        429,
+                        {"Retry-After": "0.2", "Content-Type": "application/json"},
+                        b'{"error": {"message": "rate limited"}}',
+                    )
                 elif fault == "429":
                     status, payload = 429, b'{"error": {"message": "rate limited"}}'
                 elif fault in ("500", "503"):
@@ -55,7 +65,10 @@ class FaultServer:
                 elif fault == "truncated":
                     payload = payload[: len(payload) // 2]
                 elif fault == "html":
-                    headers, payload = {"Content-Type": "text/html"}, b"<html><body>502 Bad Gateway</body></html>"
+                    headers, payload = (
+                        {"Content-Type": "text/html"},
+                        b"<html><body>502 Bad Gateway</body></html>",
+                    )
                 try:
                     self.send_response(status)
                     for key, value in headers.items():
@@ -88,11 +101,13 @@ class FaultServer:
 
 def every_third_of_ten(kinds: list[str]) -> Callable[[int], str | None]:
     """30% of requests fault (numbers ending in 2, 5, 8), cycling through `kinds`; never two in a row."""
+
     def schedule(n: int) -> str | None:
         if n % 10 not in (2, 5, 8):
             return None
         fault_number = (n // 10) * 3 + (2, 5, 8).index(n % 10)
         return kinds[fault_number % len(kinds)]
+
     return schedule
 
 

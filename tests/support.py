@@ -48,8 +48,11 @@ GOOD_RUN: list[ScriptOutput] = [
 ]
 
 TOOLS_RUN: list[ScriptOutput] = [
-    {"tool": "search", "args": {"title": "Scott Derrickson"},
-     "content": "Thought 1: I need Scott Derrickson's nationality."},
+    {
+        "tool": "search",
+        "args": {"title": "Scott Derrickson"},
+        "content": "Thought 1: I need Scott Derrickson's nationality.",
+    },
     {"tool": "search", "args": {"title": "Ed Wood"}, "content": "He is American. Now Ed Wood."},
     {"tool": "lookup", "args": {"keyword": "born"}, "content": "Where was Wood born?"},
     {"tool": "finish", "args": {"answer": "yes"}, "content": "Both are American."},
@@ -57,7 +60,11 @@ TOOLS_RUN: list[ScriptOutput] = [
 """GOOD_RUN's steps as tool calls (the tools protocol)."""
 
 EVAL_DATA = [
-    {"_id": "q1", "question": "Were Scott Derrickson and Ed Wood of the same nationality?", "answer": "yes"},
+    {
+        "_id": "q1",
+        "question": "Were Scott Derrickson and Ed Wood of the same nationality?",
+        "answer": "yes",
+    },
     {"_id": "q2", "question": "Where was Ed Wood born?", "answer": "Poughkeepsie, New York"},
     {"_id": "q3", "question": "Which city does Scott Derrickson live in?", "answer": "Los Angeles"},
     {"_id": "q4", "question": "Is Ed Wood a director?", "answer": "no"},
@@ -81,8 +88,14 @@ def flat(text: str) -> str:
 
 def eval_config(dataset: Path, snapshot: Path, method: Method = "react", **kw: Any) -> EvalConfig:
     """An evaluation of `dataset` over `snapshot` with the scripted model, four questions at a time."""
-    return EvalConfig(dataset=str(dataset), method=method, model="scripted", wiki=str(snapshot),
-                      sample_seed=None, **{"concurrency": 4, **kw})
+    return EvalConfig(
+        dataset=str(dataset),
+        method=method,
+        model="scripted",
+        wiki=str(snapshot),
+        sample_seed=None,
+        **{"concurrency": 4, **kw},
+    )
 
 
 def thread(thread_id: str = "t1") -> RunnableConfig:
@@ -90,7 +103,9 @@ def thread(thread_id: str = "t1") -> RunnableConfig:
     return {"configurable": {"thread_id": thread_id}}
 
 
-def write_script(tmp_path: Path, outputs: Sequence[Any], name: str = "script.json", delay_s: float = 0) -> str:
+def write_script(
+    tmp_path: Path, outputs: Sequence[Any], name: str = "script.json", delay_s: float = 0
+) -> str:
     """Write a scripted model file and return its `--model` value."""
     path = tmp_path / name
     path.write_text(json.dumps({"outputs": list(outputs), "delay_s": delay_s}))
@@ -132,8 +147,13 @@ class SpyModel(ScriptedChatModel):
         """Each call's messages joined into one text."""
         return ["\n".join(texts) for texts in self.texts]
 
-    def _respond(self, index: int, messages: Sequence[BaseMessage], stop: list[str] | None,
-                 outputs: list[ScriptOutput] | None = None) -> ChatResult:
+    def _respond(
+        self,
+        index: int,
+        messages: Sequence[BaseMessage],
+        stop: list[str] | None,
+        outputs: list[ScriptOutput] | None = None,
+    ) -> ChatResult:
         with self._gate:
             self._calls += 1
             self.calls.append(list(messages))
@@ -141,16 +161,26 @@ class SpyModel(ScriptedChatModel):
                 raise ConnectionError("model down")
         return super()._respond(index, messages, stop if self.honour_stop else None, outputs)
 
-    def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None,
-                  run_manager: CallbackManagerForLLMRun | None = None, **kwargs: Any) -> ChatResult:
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
         self._enter(kwargs)
         try:
             return super()._generate(messages, stop, run_manager, **kwargs)
         finally:
             self._leave()
 
-    async def _agenerate(self, messages: list[BaseMessage], stop: list[str] | None = None,
-                         run_manager: AsyncCallbackManagerForLLMRun | None = None, **kwargs: Any) -> ChatResult:
+    async def _agenerate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
         self._enter(kwargs)
         try:
             return await super()._agenerate(messages, stop, run_manager, **kwargs)

@@ -38,14 +38,36 @@ def history(thread_id: str) -> dict[str, Any]:
 
 
 def test_ask_with_the_tools_protocol_and_history_json(tmp_path: Path, snapshot_db: Path) -> None:
-    result = runner.invoke(app, ["ask", QUESTION, "--json", "--protocol", "tools", "--model",
-                                 tool_script(tmp_path, TOOLS_RUN), "--wiki", str(snapshot_db), "--thread-id", "p1"])
+    result = runner.invoke(
+        app,
+        [
+            "ask",
+            QUESTION,
+            "--json",
+            "--protocol",
+            "tools",
+            "--model",
+            tool_script(tmp_path, TOOLS_RUN),
+            "--wiki",
+            str(snapshot_db),
+            "--thread-id",
+            "p1",
+        ],
+    )
     assert result.exit_code == 0, result.output
     out = json.loads(result.stdout)
     assert out["answer"] == "yes" and [s["action"] for s in out["trajectory"]] == [
-        "Search[Scott Derrickson]", "Search[Ed Wood]", "Lookup[born]", "Finish[yes]"]
+        "Search[Scott Derrickson]",
+        "Search[Ed Wood]",
+        "Lookup[born]",
+        "Finish[yes]",
+    ]
     trail = history("p1")
-    assert trail["protocol"] == "tools" and trail["question"] == QUESTION and trail["status"] == "finished"
+    assert (
+        trail["protocol"] == "tools"
+        and trail["question"] == QUESTION
+        and trail["status"] == "finished"
+    )
     first = trail["steps"][0]
     assert first["action"] == {"verb": "Search", "arguments": {"title": "Scott Derrickson"}}
     assert first["observation"].startswith("Scott Derrickson (born July 16, 1966)")
@@ -55,11 +77,26 @@ def test_ask_with_the_tools_protocol_and_history_json(tmp_path: Path, snapshot_d
 
 
 def test_resume_keeps_the_protocol(tmp_path: Path, snapshot_db: Path) -> None:
-    first = runner.invoke(app, ["ask", QUESTION, "--json", "--protocol", "tools", "--model",
-                                tool_script(tmp_path, TOOLS_RUN[:2], "short.json"), "--wiki", str(snapshot_db),
-                                "--thread-id", "p2"])
+    first = runner.invoke(
+        app,
+        [
+            "ask",
+            QUESTION,
+            "--json",
+            "--protocol",
+            "tools",
+            "--model",
+            tool_script(tmp_path, TOOLS_RUN[:2], "short.json"),
+            "--wiki",
+            str(snapshot_db),
+            "--thread-id",
+            "p2",
+        ],
+    )
     assert first.exit_code == 1 and "wikireact resume p2" in flat(first.stderr)
-    resumed = runner.invoke(app, ["resume", "p2", "--json", "--model", tool_script(tmp_path, TOOLS_RUN)])
+    resumed = runner.invoke(
+        app, ["resume", "p2", "--json", "--model", tool_script(tmp_path, TOOLS_RUN)]
+    )
     assert resumed.exit_code == 0, resumed.output
     out = json.loads(resumed.stdout)
     assert out["answer"] == "yes" and out["steps"] == 4  # tool calls still read as tool calls
@@ -69,15 +106,34 @@ def test_resume_keeps_the_protocol(tmp_path: Path, snapshot_db: Path) -> None:
 def test_reviewer_is_recorded_from_the_terminal(tmp_path: Path, snapshot_db: Path) -> None:
     answers = "y\ne\nSearch[Ed Wood]\nn\nnot needed\n"
     outputs = [GOOD_RUN[0], "Thought: x\nAction: Search[Tim Burton]", GOOD_RUN[2], GOOD_RUN[3]]
-    result = runner.invoke(app, ["ask", QUESTION, "--approve", "--reviewer", "alice", "--json", "--model",
-                                 write_script(tmp_path, outputs), "--wiki", str(snapshot_db), "--thread-id", "r1"],
-                           input=answers)
+    result = runner.invoke(
+        app,
+        [
+            "ask",
+            QUESTION,
+            "--approve",
+            "--reviewer",
+            "alice",
+            "--json",
+            "--model",
+            write_script(tmp_path, outputs),
+            "--wiki",
+            str(snapshot_db),
+            "--thread-id",
+            "r1",
+        ],
+        input=answers,
+    )
     assert result.exit_code == 0, result.output
     approvals = [s["approval"] for s in history("r1")["steps"]]
     assert approvals == [
         {"decision": "approved", "by": "alice", "original_action": None, "note": None},
-        {"decision": "edited", "by": "alice", "note": None,
-         "original_action": {"verb": "Search", "arguments": {"title": "Tim Burton"}}},
+        {
+            "decision": "edited",
+            "by": "alice",
+            "note": None,
+            "original_action": {"verb": "Search", "arguments": {"title": "Tim Burton"}},
+        },
         {"decision": "rejected", "by": "alice", "original_action": None, "note": "not needed"},
         None,
     ]
@@ -87,7 +143,10 @@ def test_reviewer_is_recorded_from_the_terminal(tmp_path: Path, snapshot_db: Pat
     ("args", "message"),
     [
         (["--protocol", "xml"], "protocol must be text or tools, got 'xml'"),
-        (["--protocol", "tools", "--offline"], "the local model (Gemma 3 270M) has no tool calling"),
+        (
+            ["--protocol", "tools", "--offline"],
+            "the local model (Gemma 3 270M) has no tool calling",
+        ),
     ],
 )
 def test_bad_protocol_settings_give_one_line(args: list[str], message: str) -> None:
@@ -101,8 +160,11 @@ def steps_saved(db: Path, thread_id: str) -> int:
         return 0
     store = ThreadStore(db)
     try:
-        return int(build_graph(store.saver).get_state({"configurable": {"thread_id": thread_id}})
-                   .values.get("steps", 0))
+        return int(
+            build_graph(store.saver)
+            .get_state({"configurable": {"thread_id": thread_id}})
+            .values.get("steps", 0)
+        )
     finally:
         store.close()
 
@@ -110,8 +172,11 @@ def steps_saved(db: Path, thread_id: str) -> int:
 def audit_saved(db: Path, thread_id: str) -> list[dict[str, Any]]:
     store = ThreadStore(db)
     try:
-        return list(build_graph(store.saver).get_state({"configurable": {"thread_id": thread_id}})
-                    .values.get("audit", []))
+        return list(
+            build_graph(store.saver)
+            .get_state({"configurable": {"thread_id": thread_id}})
+            .values.get("audit", [])
+        )
     finally:
         store.close()
 
@@ -125,7 +190,15 @@ def test_audit_after_sigkill_and_resume_equals_an_uninterrupted_run(tmp_path: Pa
     reference = run_worker(str(tmp_path / "reference.db"), "a", 0.0)
     assert reference["answer"] == "yes" and len(reference["audit"]) == 8
     assert [a["approval"]["decision"] if a["approval"] else None for a in reference["audit"]] == [
-        "approved", "edited", None, "rejected", "approved", "approved", "edited", None]
+        "approved",
+        "edited",
+        None,
+        "rejected",
+        "approved",
+        "approved",
+        "edited",
+        None,
+    ]
     db = tmp_path / "killed.db"
     command = [sys.executable, str(HERE / "audit_worker.py"), str(db), "a", "0.3"]
     kills = 0

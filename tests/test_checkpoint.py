@@ -26,9 +26,11 @@ def test_interrupt_before_act_then_resume_matches_uninterrupted(
     checkpointer: BaseCheckpointSaver, wiki: MemorySource
 ) -> None:
     reference = build_graph(model=ScriptedChatModel(outputs=GOOD_RUN), wiki=wiki).invoke(
-        {"question": QUESTION})
-    graph = build_graph(checkpointer, model=ScriptedChatModel(outputs=GOOD_RUN), wiki=wiki,
-                        interrupt_before=["act"])
+        {"question": QUESTION}
+    )
+    graph = build_graph(
+        checkpointer, model=ScriptedChatModel(outputs=GOOD_RUN), wiki=wiki, interrupt_before=["act"]
+    )
     graph.invoke({"question": QUESTION}, thread())
     pauses = 1
     while graph.get_state(thread()).next:
@@ -56,14 +58,21 @@ def test_exception_mid_episode_resumes_without_losing_or_repeating(
     out = graph.invoke(None, thread())
     assert out["answer"] == "yes"
     assert [s["action"] for s in out["trajectory"]] == [
-        "Search[Scott Derrickson]", "Search[Ed Wood]", "Lookup[born]", "Finish[yes]"]
+        "Search[Scott Derrickson]",
+        "Search[Ed Wood]",
+        "Lookup[born]",
+        "Finish[yes]",
+    ]
     assert wiki.requests == 2
 
 
 def _worker(db: str | Path, mode: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, str(HERE / "episode_worker.py"), str(db), "q1", mode],
-        capture_output=True, text=True, timeout=120, cwd=HERE,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=HERE,
     )
 
 
@@ -100,8 +109,12 @@ def test_fork_with_an_edited_action(checkpointer: BaseCheckpointSaver, wiki: Mem
     before_act_2 = next(s for s in history if s.values.get("steps") == 1 and s.next == ("act",))
     forked = graph.update_state(
         before_act_2.config,
-        {"current": {"action": {"name": "Search", "argument": "Edward D. Wood Jr."},
-                     "action_text": "Search[Edward D. Wood Jr.]"}},
+        {
+            "current": {
+                "action": {"name": "Search", "argument": "Edward D. Wood Jr."},
+                "action_text": "Search[Edward D. Wood Jr.]",
+            }
+        },
         as_node="parse",
     )
     out = graph.invoke(None, forked)
@@ -124,21 +137,36 @@ def test_crash_between_saved_writes_and_next_checkpoint(tmp_path: Path, wiki: Me
         pass
 
     class CrashingSaver(SqliteSaver):
-        def put(self, config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata,
-                new_versions: ChannelVersions) -> RunnableConfig:
+        def put(
+            self,
+            config: RunnableConfig,
+            checkpoint: Checkpoint,
+            metadata: CheckpointMetadata,
+            new_versions: ChannelVersions,
+        ) -> RunnableConfig:
             if metadata.get("step") == 8:  # the checkpoint after step 2's `observe`
                 raise Crash()
             return super().put(config, checkpoint, metadata, new_versions)
 
     db = tmp_path / "c.db"
-    graph = build_graph(CrashingSaver(sqlite3.connect(db, check_same_thread=False)),
-                        model=ScriptedChatModel(outputs=GOOD_RUN), wiki=wiki)
+    graph = build_graph(
+        CrashingSaver(sqlite3.connect(db, check_same_thread=False)),
+        model=ScriptedChatModel(outputs=GOOD_RUN),
+        wiki=wiki,
+    )
     with pytest.raises(Crash):
         graph.invoke({"question": QUESTION}, thread(), durability="sync")
-    fresh = build_graph(SqliteSaver(sqlite3.connect(db, check_same_thread=False)),
-                        model=ScriptedChatModel(outputs=GOOD_RUN), wiki=wiki)
+    fresh = build_graph(
+        SqliteSaver(sqlite3.connect(db, check_same_thread=False)),
+        model=ScriptedChatModel(outputs=GOOD_RUN),
+        wiki=wiki,
+    )
     state = fresh.get_state(thread())
     assert state.next == () and state.values["steps"] == 2 and not episode_ended(state.values)
     out = fresh.invoke(None, thread())
     assert [s["action"] for s in out["trajectory"]] == [
-        "Search[Scott Derrickson]", "Search[Ed Wood]", "Lookup[born]", "Finish[yes]"]
+        "Search[Scott Derrickson]",
+        "Search[Ed Wood]",
+        "Lookup[born]",
+        "Finish[yes]",
+    ]

@@ -29,15 +29,39 @@ def test_snapshot_import_builds_a_snapshot_that_ask_reads(tmp_path: Path) -> Non
     result = runner.invoke(app, ["snapshot", "import", str(pages), "--out", str(out)])
     assert result.exit_code == 0, result.output
     assert "2 pages read, 2 added" in flat(result.output)
-    asked = runner.invoke(app, ["ask", QUESTION, "--json", "--model", write_script(tmp_path, GOOD_RUN),
-                                "--wiki", str(out)])
+    asked = runner.invoke(
+        app,
+        [
+            "ask",
+            QUESTION,
+            "--json",
+            "--model",
+            write_script(tmp_path, GOOD_RUN),
+            "--wiki",
+            str(out),
+        ],
+    )
     assert asked.exit_code == 0, asked.output
     assert json.loads(asked.stdout)["answer"] == "yes"
 
 
-def test_ask_json_with_scripted_model_on_fixture_snapshot(tmp_path: Path, snapshot_db: Path) -> None:
-    result = runner.invoke(app, ["ask", QUESTION, "--json", "--model", write_script(tmp_path, GOOD_RUN),
-                                 "--wiki", str(snapshot_db), "--thread-id", "t1"])
+def test_ask_json_with_scripted_model_on_fixture_snapshot(
+    tmp_path: Path, snapshot_db: Path
+) -> None:
+    result = runner.invoke(
+        app,
+        [
+            "ask",
+            QUESTION,
+            "--json",
+            "--model",
+            write_script(tmp_path, GOOD_RUN),
+            "--wiki",
+            str(snapshot_db),
+            "--thread-id",
+            "t1",
+        ],
+    )
     assert result.exit_code == 0, result.output
     out = json.loads(result.stdout)
     assert out["answer"] == "yes" and out["status"] == "finished" and out["steps"] == 4
@@ -47,7 +71,10 @@ def test_ask_json_with_scripted_model_on_fixture_snapshot(tmp_path: Path, snapsh
 
 
 def test_ask_live_view_shows_steps(tmp_path: Path, snapshot_db: Path) -> None:
-    result = runner.invoke(app, ["ask", QUESTION, "--model", write_script(tmp_path, GOOD_RUN), "--wiki", str(snapshot_db)])
+    result = runner.invoke(
+        app,
+        ["ask", QUESTION, "--model", write_script(tmp_path, GOOD_RUN), "--wiki", str(snapshot_db)],
+    )
     assert result.exit_code == 0, result.output
     assert "Thought 1:" in result.stdout and "Action 3: Lookup[born]" in flat(result.stdout)
     assert "Status: finished" in flat(result.stdout)
@@ -87,35 +114,81 @@ def test_bad_input_gives_one_clear_line(args: list[str], message: str) -> None:
 def test_corrupt_snapshot_is_refused(tmp_path: Path) -> None:
     junk = tmp_path / "junk.db"
     junk.write_bytes(b"not a database" * 50)
-    result = runner.invoke(app, ["ask", "q", "--model", write_script(tmp_path, GOOD_RUN), "--wiki", str(junk)])
+    result = runner.invoke(
+        app, ["ask", "q", "--model", write_script(tmp_path, GOOD_RUN), "--wiki", str(junk)]
+    )
     assert result.exit_code == 2 and "not a readable wikireact snapshot" in flat(result.stderr)
 
 
 def test_model_down_then_resume_finishes(tmp_path: Path, snapshot_db: Path) -> None:
     # The script runs out after two steps: the model "stays down" at step 3.
-    first = runner.invoke(app, ["ask", QUESTION, "--model", write_script(tmp_path, GOOD_RUN[:2], "short.json"),
-                                "--wiki", str(snapshot_db), "--thread-id", "t2", "--json"])
+    first = runner.invoke(
+        app,
+        [
+            "ask",
+            QUESTION,
+            "--model",
+            write_script(tmp_path, GOOD_RUN[:2], "short.json"),
+            "--wiki",
+            str(snapshot_db),
+            "--thread-id",
+            "t2",
+            "--json",
+        ],
+    )
     assert first.exit_code == 1
-    assert "wikireact resume t2" in flat(first.stderr) and "did not answer step 3" in flat(first.stderr)
-    resumed = runner.invoke(app, ["resume", "t2", "--json", "--model", write_script(tmp_path, GOOD_RUN)])
+    assert "wikireact resume t2" in flat(first.stderr) and "did not answer step 3" in flat(
+        first.stderr
+    )
+    resumed = runner.invoke(
+        app, ["resume", "t2", "--json", "--model", write_script(tmp_path, GOOD_RUN)]
+    )
     assert resumed.exit_code == 0, resumed.output
     out = json.loads(resumed.stdout)
     assert out["answer"] == "yes" and out["steps"] == 4
-    assert [s["action"] for s in out["trajectory"]][:2] == ["Search[Scott Derrickson]", "Search[Ed Wood]"]
+    assert [s["action"] for s in out["trajectory"]][:2] == [
+        "Search[Scott Derrickson]",
+        "Search[Ed Wood]",
+    ]
 
 
 def test_resume_keeps_the_starting_settings(tmp_path: Path, snapshot_db: Path) -> None:
     loop = [f"Action: Lookup[w{i}]" for i in range(10)]
-    first = runner.invoke(app, ["ask", QUESTION, "--model", write_script(tmp_path, loop[:2], "loop2.json"),
-                                "--wiki", str(snapshot_db), "--max-steps", "3", "--thread-id", "t3", "--json"])
+    first = runner.invoke(
+        app,
+        [
+            "ask",
+            QUESTION,
+            "--model",
+            write_script(tmp_path, loop[:2], "loop2.json"),
+            "--wiki",
+            str(snapshot_db),
+            "--max-steps",
+            "3",
+            "--thread-id",
+            "t3",
+            "--json",
+        ],
+    )
     assert first.exit_code == 1
-    resumed = runner.invoke(app, ["resume", "t3", "--json", "--model", write_script(tmp_path, loop, "loop.json")])
+    resumed = runner.invoke(
+        app, ["resume", "t3", "--json", "--model", write_script(tmp_path, loop, "loop.json")]
+    )
     out = json.loads(resumed.stdout)
     assert out["status"] == "budget_exhausted" and out["steps"] == 3  # budget 3 kept from `ask`
 
 
 def test_duplicate_thread_id_is_refused(tmp_path: Path, snapshot_db: Path) -> None:
-    args = ["ask", QUESTION, "--model", write_script(tmp_path, GOOD_RUN), "--wiki", str(snapshot_db), "--thread-id", "dup"]
+    args = [
+        "ask",
+        QUESTION,
+        "--model",
+        write_script(tmp_path, GOOD_RUN),
+        "--wiki",
+        str(snapshot_db),
+        "--thread-id",
+        "dup",
+    ]
     assert runner.invoke(app, args).exit_code == 0
     again = runner.invoke(app, args)
     assert again.exit_code == 2 and "already exists" in flat(again.stderr)
@@ -125,18 +198,45 @@ def test_approve_in_the_terminal(tmp_path: Path, snapshot_db: Path) -> None:
     # approve, then edit the second action, then reject the lookup
     answers = "y\ne\nSearch[Ed Wood]\nn\nnot needed\n"
     outputs = [GOOD_RUN[0], "Thought: x\nAction: Search[Tim Burton]", GOOD_RUN[2], GOOD_RUN[3]]
-    result = runner.invoke(app, ["ask", QUESTION, "--approve", "--model", write_script(tmp_path, outputs),
-                                 "--wiki", str(snapshot_db), "--thread-id", "ap", "--json"], input=answers)
+    result = runner.invoke(
+        app,
+        [
+            "ask",
+            QUESTION,
+            "--approve",
+            "--model",
+            write_script(tmp_path, outputs),
+            "--wiki",
+            str(snapshot_db),
+            "--thread-id",
+            "ap",
+            "--json",
+        ],
+        input=answers,
+    )
     assert result.exit_code == 0, result.output
     out = json.loads(result.stdout.strip().splitlines()[-1])
     actions = [s["action"] for s in out["trajectory"]]
     assert actions == ["Search[Scott Derrickson]", "Search[Ed Wood]", "Lookup[born]", "Finish[yes]"]
-    assert out["trajectory"][2]["observation"] == "A human reviewer rejected Lookup[born]: not needed"
+    assert (
+        out["trajectory"][2]["observation"] == "A human reviewer rejected Lookup[born]: not needed"
+    )
 
 
 def test_history_lists_checkpoints_and_steps(tmp_path: Path, snapshot_db: Path) -> None:
-    runner.invoke(app, ["ask", QUESTION, "--model", write_script(tmp_path, GOOD_RUN), "--wiki", str(snapshot_db),
-                        "--thread-id", "h1"])
+    runner.invoke(
+        app,
+        [
+            "ask",
+            QUESTION,
+            "--model",
+            write_script(tmp_path, GOOD_RUN),
+            "--wiki",
+            str(snapshot_db),
+            "--thread-id",
+            "h1",
+        ],
+    )
     result = runner.invoke(app, ["history", "h1"])
     assert result.exit_code == 0, result.output
     assert result.stdout.count("superstep") >= 16
@@ -148,7 +248,9 @@ def test_graph_prints_mermaid() -> None:
     assert result.exit_code == 0 and "parse -.-> act;" in result.stdout
 
 
-def test_ctrl_c_leaves_a_checkpoint_that_resume_continues(tmp_path: Path, snapshot_db: Path, data_dir: Path) -> None:
+def test_ctrl_c_leaves_a_checkpoint_that_resume_continues(
+    tmp_path: Path, snapshot_db: Path, data_dir: Path
+) -> None:
     import os
     import signal
     import subprocess
@@ -159,9 +261,23 @@ def test_ctrl_c_leaves_a_checkpoint_that_resume_continues(tmp_path: Path, snapsh
     slow.write_text(json.dumps({"outputs": GOOD_RUN, "delay_s": 1.0}))
     env = {**os.environ, "WIKIREACT_DATA_DIR": str(data_dir), "COLUMNS": "200"}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "wikireact", "ask", QUESTION, "--model", f"scripted:{slow}",
-         "--wiki", str(snapshot_db), "--thread-id", "cc"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+        [
+            sys.executable,
+            "-m",
+            "wikireact",
+            "ask",
+            QUESTION,
+            "--model",
+            f"scripted:{slow}",
+            "--wiki",
+            str(snapshot_db),
+            "--thread-id",
+            "cc",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
     )
     assert proc.stdout is not None
     deadline = time.time() + 60
@@ -173,11 +289,17 @@ def test_ctrl_c_leaves_a_checkpoint_that_resume_continues(tmp_path: Path, snapsh
     _, stderr = proc.communicate(timeout=60)
     assert proc.returncode == 130
     assert "wikireact resume cc" in flat(stderr) and "Traceback" not in stderr
-    resumed = runner.invoke(app, ["resume", "cc", "--json", "--model", write_script(tmp_path, GOOD_RUN)])
+    resumed = runner.invoke(
+        app, ["resume", "cc", "--json", "--model", write_script(tmp_path, GOOD_RUN)]
+    )
     out = json.loads(resumed.stdout)
     assert out["status"] == "finished" and out["steps"] == 4
     assert [s["action"] for s in out["trajectory"]] == [
-        "Search[Scott Derrickson]", "Search[Ed Wood]", "Lookup[born]", "Finish[yes]"]
+        "Search[Scott Derrickson]",
+        "Search[Ed Wood]",
+        "Lookup[born]",
+        "Finish[yes]",
+    ]
 
 
 def test_corrupt_or_newer_checkpoint_files_are_refused(tmp_path: Path, snapshot_db: Path) -> None:
@@ -192,8 +314,19 @@ def test_corrupt_or_newer_checkpoint_files_are_refused(tmp_path: Path, snapshot_
     conn.close()
     for db, message in ((corrupt, "cannot use checkpoint file"), (newer, "newer wikireact")):
         before = db.read_bytes()
-        result = runner.invoke(app, ["ask", QUESTION, "--model", write_script(tmp_path, GOOD_RUN),
-                                     "--wiki", str(snapshot_db), "--db", str(db)])
+        result = runner.invoke(
+            app,
+            [
+                "ask",
+                QUESTION,
+                "--model",
+                write_script(tmp_path, GOOD_RUN),
+                "--wiki",
+                str(snapshot_db),
+                "--db",
+                str(db),
+            ],
+        )
         assert result.exit_code == 2 and message in flat(result.stderr)
         assert db.read_bytes() == before  # nothing written
 
@@ -210,10 +343,24 @@ def test_wikipedia_outage_stops_with_a_resume_hint_not_an_answer(
 
     monkeypatch.setattr(Transport, "get_json", down)
     open_source.cache_clear()
-    mona = ["Thought: look it up.\nAction: Search[Mona Lisa]", "Thought: again.\nAction: Search[Mona Lisa]",
-            "Action: Finish[Mona Lisa]"]
-    first = runner.invoke(app, ["ask", "Who painted the Mona Lisa?", "--model", write_script(tmp_path, mona),
-                                "--wiki", "live", "--thread-id", "out"])
+    mona = [
+        "Thought: look it up.\nAction: Search[Mona Lisa]",
+        "Thought: again.\nAction: Search[Mona Lisa]",
+        "Action: Finish[Mona Lisa]",
+    ]
+    first = runner.invoke(
+        app,
+        [
+            "ask",
+            "Who painted the Mona Lisa?",
+            "--model",
+            write_script(tmp_path, mona),
+            "--wiki",
+            "live",
+            "--thread-id",
+            "out",
+        ],
+    )
     open_source.cache_clear()
     assert first.exit_code == 1, first.output
     message = flat(first.stderr)

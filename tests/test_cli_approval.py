@@ -26,43 +26,82 @@ OUTPUTS: list[ScriptOutput] = [
     "Thought 4: Check his nationality.\nAction 4: Lookup[American]",
     "Thought 5: Both are American.\nAction 5: Finish[yes]",
 ]
-ACTIONS = ["Search[Scott Derrickson]", "Search[Ed Wood]", "Lookup[born]", "Lookup[American]", "Finish[yes]"]
+ACTIONS = [
+    "Search[Scott Derrickson]",
+    "Search[Ed Wood]",
+    "Lookup[born]",
+    "Lookup[American]",
+    "Finish[yes]",
+]
 
 
-def ask(tmp_path: Path, snapshot_db: Path, answers: str, *extra: str, outputs: list[ScriptOutput] = OUTPUTS) -> Result:
-    return runner.invoke(app, ["ask", QUESTION, "--approve", "--model", write_script(tmp_path, outputs),
-                               "--wiki", str(snapshot_db), "--thread-id", "ap", *extra], input=answers)
+def ask(
+    tmp_path: Path,
+    snapshot_db: Path,
+    answers: str,
+    *extra: str,
+    outputs: list[ScriptOutput] = OUTPUTS,
+) -> Result:
+    return runner.invoke(
+        app,
+        [
+            "ask",
+            QUESTION,
+            "--approve",
+            "--model",
+            write_script(tmp_path, outputs),
+            "--wiki",
+            str(snapshot_db),
+            "--thread-id",
+            "ap",
+            *extra,
+        ],
+        input=answers,
+    )
 
 
-def test_unrecognised_answers_and_bad_edits_are_asked_again(tmp_path: Path, snapshot_db: Path) -> None:
+def test_unrecognised_answers_and_bad_edits_are_asked_again(
+    tmp_path: Path, snapshot_db: Path
+) -> None:
     answers = "y\nmaybe\nquit\n\ne\nLeonardo da Vinci\nSearch[Ed Wood]\nn\nnot needed\ny\n"
     result = ask(tmp_path, snapshot_db, answers, "--json")
     assert result.exit_code == 0, result.output
     out = json.loads(result.stdout)  # stdout is exactly one JSON object: the dialog went to stderr
     assert [s["action"] for s in out["trajectory"]] == ACTIONS
     assert out["steps"] == 5  # the bad edit was not spent as a step
-    assert out["trajectory"][2]["observation"] == "A human reviewer rejected Lookup[born]: not needed"
+    assert (
+        out["trajectory"][2]["observation"] == "A human reviewer rejected Lookup[born]: not needed"
+    )
     dialog = result.stderr
     assert dialog.count("Not understood") == 3  # maybe, quit and an empty answer
     assert "Not a valid action" in dialog
 
 
-def test_the_thought_step_and_page_come_before_the_question(tmp_path: Path, snapshot_db: Path) -> None:
+def test_the_thought_step_and_page_come_before_the_question(
+    tmp_path: Path, snapshot_db: Path
+) -> None:
     result = ask(tmp_path, snapshot_db, "y\ne\nSearch[Ed Wood]\nn\n\ny\n")
     assert result.exit_code == 0, result.output
     dialog = result.stderr
     second = dialog.index("Step 2 · open page: Scott Derrickson")
-    assert second < dialog.index("Thought 2: Maybe Tim Burton.") < dialog.index(
-        "Proposed action 2: Search[Tim Burton]") < dialog.index("Run it?", second)
+    assert (
+        second
+        < dialog.index("Thought 2: Maybe Tim Burton.")
+        < dialog.index("Proposed action 2: Search[Tim Burton]")
+        < dialog.index("Run it?", second)
+    )
     assert "Step 1 · open page: (none)" in dialog
     # the live view does not repeat a Thought the prompt showed, and shows the action that ran
     assert "Thought 2:" not in result.stdout and "Action 2: Search[Ed Wood]" in result.stdout
 
 
 def test_hostile_proposals_are_shown_exactly(tmp_path: Path, snapshot_db: Path) -> None:
-    outputs: list[ScriptOutput] = ["Thought 1: \x1b]0;PWNED\x07look \u202eit up\nAction 1: Lookup[painted]",
-               "Thought 2: x\nAction 2: Search[[link=https://evil.example]Mona Lisa[/link]]",
-               "Thought 3: x\nAction 3: Search[Mona [/] Lisa]", "Thought 4: x\nAction 4: Finish[no]"]
+    outputs: list[ScriptOutput] = [
+        "Thought 1: \x1b]0;PWNED\x07look \u202eit up\nAction 1: Lookup[painted]",
+        "Thought 2: x\nAction 2: Search[[link=https://evil.example]Mona Lisa[/link]]",
+        "Thought 3: x\nAction 3: Search[Mona [/] Lisa]",
+        "Thought 4: x\nAction 4: Finish[no]",
+    ]
     result = ask(tmp_path, snapshot_db, "y\ny\ny\n", outputs=outputs)
     assert result.exit_code == 0, result.output
     dialog = result.stderr
@@ -75,7 +114,9 @@ def test_hostile_proposals_are_shown_exactly(tmp_path: Path, snapshot_db: Path) 
     assert again.exit_code == 0 and "Action 3: Search[Mona [/] Lisa]" in again.stdout
 
 
-def test_end_of_input_at_the_prompt_leaves_the_thread_resumable(tmp_path: Path, snapshot_db: Path) -> None:
+def test_end_of_input_at_the_prompt_leaves_the_thread_resumable(
+    tmp_path: Path, snapshot_db: Path
+) -> None:
     result = ask(tmp_path, snapshot_db, "y\n")  # input ends at the second prompt
     assert result.exit_code == 130
     assert "`wikireact resume ap`" in flat(result.stderr) and "Traceback" not in result.output
@@ -83,7 +124,12 @@ def test_end_of_input_at_the_prompt_leaves_the_thread_resumable(tmp_path: Path, 
     assert resumed.exit_code == 0, resumed.output
     out = json.loads(resumed.stdout)
     assert [s["action"] for s in out["trajectory"]] == [
-        "Search[Scott Derrickson]", "Search[Tim Burton]", "Lookup[born]", "Lookup[American]", "Finish[yes]"]
+        "Search[Scott Derrickson]",
+        "Search[Tim Burton]",
+        "Lookup[born]",
+        "Lookup[American]",
+        "Finish[yes]",
+    ]
     assert "Proposed action 2: Search[Tim Burton]" in resumed.stderr
 
 
@@ -92,10 +138,25 @@ def test_the_prompt_in_a_real_terminal(tmp_path: Path, snapshot_db: Path, cli_en
     pexpect = pytest.importorskip("pexpect")
     env = {**os.environ, "WIKIREACT_DATA_DIR": str(cli_env), "TERM": "xterm", "NO_COLOR": "1"}
     base = [sys.executable, "-m", "wikireact"]
-    child = pexpect.spawn(base[0], [*base[1:], "ask", QUESTION, "--approve", "--model",
-                                    write_script(tmp_path, OUTPUTS), "--wiki", str(snapshot_db),
-                                    "--thread-id", "tty"],
-                          env=env, encoding="utf-8", timeout=60, dimensions=(50, 200))
+    child = pexpect.spawn(
+        base[0],
+        [
+            *base[1:],
+            "ask",
+            QUESTION,
+            "--approve",
+            "--model",
+            write_script(tmp_path, OUTPUTS),
+            "--wiki",
+            str(snapshot_db),
+            "--thread-id",
+            "tty",
+        ],
+        env=env,
+        encoding="utf-8",
+        timeout=60,
+        dimensions=(50, 200),
+    )
     child.expect_exact("Search[Scott Derrickson]")
     child.expect_exact("Run it?")
     child.sendline("y")
@@ -122,8 +183,14 @@ def test_the_prompt_in_a_real_terminal(tmp_path: Path, snapshot_db: Path, cli_en
     child.close()
     assert child.exitstatus == 130
 
-    child = pexpect.spawn(base[0], [*base[1:], "resume", "tty"], env=env, encoding="utf-8", timeout=60,
-                          dimensions=(50, 200))
+    child = pexpect.spawn(
+        base[0],
+        [*base[1:], "resume", "tty"],
+        env=env,
+        encoding="utf-8",
+        timeout=60,
+        dimensions=(50, 200),
+    )
     child.expect_exact("Action 2:")
     child.expect_exact("Search[Ed Wood]")  # the recap shows the edited action
     child.expect_exact("Lookup[American]")

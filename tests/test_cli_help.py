@@ -21,8 +21,20 @@ def help_of(*args: str, columns: int = 80) -> str:
     return result.stdout
 
 
-@pytest.mark.parametrize("command", [[], ["ask"], ["resume"], ["history"], ["eval"], ["eval", "run"],
-                                     ["eval", "report"], ["snapshot"], ["snapshot", "import"]])
+@pytest.mark.parametrize(
+    "command",
+    [
+        [],
+        ["ask"],
+        ["resume"],
+        ["history"],
+        ["eval"],
+        ["eval", "run"],
+        ["eval", "report"],
+        ["snapshot"],
+        ["snapshot", "import"],
+    ],
+)
 def test_help_has_no_placeholders_and_h_works(command: list[str]) -> None:
     text = help_of(*command)
     assert "<bool>" not in text and "{" not in text.split("\n", 2)[0]
@@ -44,7 +56,11 @@ def test_defaults_are_shown_one_way() -> None:
     resume = flat(help_of("resume", columns=200))
     assert "[default: (as the thread started)]" in resume
     run = flat(help_of("eval", "run", columns=200))
-    assert "[default: (eval-out/METHOD)]" in run and "[default: react]" in run and "[default: offline]" in run
+    assert (
+        "[default: (eval-out/METHOD)]" in run
+        and "[default: react]" in run
+        and "[default: offline]" in run
+    )
     assert "[default: (all)]" in run
     for text in (ask, resume, run):
         assert not re.search(r"\(default [^)]*\)", text)
@@ -68,7 +84,10 @@ def test_eval_dataset_shorthand_still_runs_eval_run() -> None:
 
 
 def test_approval_help_says_what_is_gated() -> None:
-    assert "Search and Lookup actions are shown for approval before they run; Finish is not." in flat(help_of("ask"))
+    assert (
+        "Search and Lookup actions are shown for approval before they run; Finish is not."
+        in flat(help_of("ask"))
+    )
 
 
 def test_json_is_a_flag() -> None:
@@ -87,11 +106,17 @@ def test_readme_tells_what_the_cli_does() -> None:
     from pathlib import Path
 
     readme = flat((Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8"))
-    assert "writes to `eval-out/METHOD`" in readme and "[default: (eval-out/METHOD)]" in flat(help_of("eval", "run"))
+    assert "writes to `eval-out/METHOD`" in readme and "[default: (eval-out/METHOD)]" in flat(
+        help_of("eval", "run")
+    )
     assert "`--model local` alone still searches live Wikipedia" in readme
     assert "does **not** read a `.env` file" in readme and "--no-browser" in readme
     assert "Studio's web UI is not served locally" in readme
     assert '`{"outputs": [...], "delay_s": 0.5}`' in readme and "settings.json" in readme
     assert "0.6 s per step" not in readme
-    for command in ("resume THREAD --max-steps", "resume THREAD --from CHECKPOINT", "wikireact --version"):
+    for command in (
+        "resume THREAD --max-steps",
+        "resume THREAD --from CHECKPOINT",
+        "wikireact --version",
+    ):
         assert command in readme

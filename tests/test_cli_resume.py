@@ -29,11 +29,25 @@ def hint_in(stderr: str) -> list[str]:
     return shlex.split(match.group(1))[1:]
 
 
-def test_model_down_hint_names_the_db_and_works_as_printed(tmp_path: Path, snapshot_db: Path,
-                                                             cli_env: Path) -> None:
+def test_model_down_hint_names_the_db_and_works_as_printed(
+    tmp_path: Path, snapshot_db: Path, cli_env: Path
+) -> None:
     db = tmp_path / "my threads.db"
-    first = runner.invoke(app, ["ask", QUESTION, "--model", write_script(tmp_path, GOOD_RUN[:2], "short.json"),
-                                "--wiki", str(snapshot_db), "--db", str(db), "--thread-id", "t1"])
+    first = runner.invoke(
+        app,
+        [
+            "ask",
+            QUESTION,
+            "--model",
+            write_script(tmp_path, GOOD_RUN[:2], "short.json"),
+            "--wiki",
+            str(snapshot_db),
+            "--db",
+            str(db),
+            "--thread-id",
+            "t1",
+        ],
+    )
     assert first.exit_code == 1
     argv = hint_in(first.stderr)
     assert argv[:2] == ["resume", "t1"] and argv[argv.index("--db") + 1] == str(db.resolve())
@@ -54,9 +68,25 @@ def test_ctrl_c_hint_names_the_db(tmp_path: Path, snapshot_db: Path, cli_env: Pa
     db = tmp_path / "elsewhere.db"
     env = {**os.environ, "WIKIREACT_DATA_DIR": str(cli_env), "COLUMNS": "200"}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "wikireact", "ask", QUESTION, "--model", slow, "--wiki", str(snapshot_db),
-         "--thread-id", "cc", "--db", str(db)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+        [
+            sys.executable,
+            "-m",
+            "wikireact",
+            "ask",
+            QUESTION,
+            "--model",
+            slow,
+            "--wiki",
+            str(snapshot_db),
+            "--thread-id",
+            "cc",
+            "--db",
+            str(db),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
     )
     assert proc.stdout is not None
     deadline = time.time() + 60
@@ -69,20 +99,48 @@ def test_ctrl_c_hint_names_the_db(tmp_path: Path, snapshot_db: Path, cli_env: Pa
 
 
 def test_resume_recaps_the_question_and_steps(tmp_path: Path, snapshot_db: Path) -> None:
-    runner.invoke(app, ["ask", QUESTION, "--model", write_script(tmp_path, GOOD_RUN[:2], "short.json"),
-                        "--wiki", str(snapshot_db), "--thread-id", "r1"])
+    runner.invoke(
+        app,
+        [
+            "ask",
+            QUESTION,
+            "--model",
+            write_script(tmp_path, GOOD_RUN[:2], "short.json"),
+            "--wiki",
+            str(snapshot_db),
+            "--thread-id",
+            "r1",
+        ],
+    )
     resumed = runner.invoke(app, ["resume", "r1", "--model", write_script(tmp_path, GOOD_RUN)])
     assert resumed.exit_code == 0, resumed.output
     out = resumed.stdout
-    order = [out.index(f"Question: {QUESTION}"), out.index("Action 1: Search[Scott Derrickson]"),
-             out.index("Action 2: Search[Ed Wood]"), out.index("Action 3: Lookup[born]"),
-             out.index("Answer: yes")]
+    order = [
+        out.index(f"Question: {QUESTION}"),
+        out.index("Action 1: Search[Scott Derrickson]"),
+        out.index("Action 2: Search[Ed Wood]"),
+        out.index("Action 3: Lookup[born]"),
+        out.index("Answer: yes"),
+    ]
     assert order == sorted(order)
 
 
 def budget_run(tmp_path: Path, snapshot_db: Path) -> None:
-    result = runner.invoke(app, ["ask", QUESTION, "--model", write_script(tmp_path, GOOD_RUN),
-                                 "--wiki", str(snapshot_db), "--thread-id", "b1", "--max-steps", "2"])
+    result = runner.invoke(
+        app,
+        [
+            "ask",
+            QUESTION,
+            "--model",
+            write_script(tmp_path, GOOD_RUN),
+            "--wiki",
+            str(snapshot_db),
+            "--thread-id",
+            "b1",
+            "--max-steps",
+            "2",
+        ],
+    )
     assert "no answer (budget of 2 steps used)" in result.stdout
 
 
@@ -93,7 +151,11 @@ def test_resume_with_a_larger_budget_continues(tmp_path: Path, snapshot_db: Path
     out = json.loads(resumed.stdout)
     assert out["status"] == "finished" and out["answer"] == "yes" and out["steps"] == 4
     assert [s["action"] for s in out["trajectory"]] == [
-        "Search[Scott Derrickson]", "Search[Ed Wood]", "Lookup[born]", "Finish[yes]"]
+        "Search[Scott Derrickson]",
+        "Search[Ed Wood]",
+        "Lookup[born]",
+        "Finish[yes]",
+    ]
 
 
 def test_resume_with_a_budget_too_small_says_why_not(tmp_path: Path, snapshot_db: Path) -> None:
@@ -103,16 +165,42 @@ def test_resume_with_a_budget_too_small_says_why_not(tmp_path: Path, snapshot_db
     assert "has used 2 steps: --max-steps must be more than 2" in flat(resumed.stderr)
 
 
-def test_resume_of_a_finished_thread_with_more_budget_says_why_not(tmp_path: Path, snapshot_db: Path) -> None:
-    runner.invoke(app, ["ask", QUESTION, "--model", write_script(tmp_path, GOOD_RUN), "--wiki", str(snapshot_db),
-                        "--thread-id", "f1"])
+def test_resume_of_a_finished_thread_with_more_budget_says_why_not(
+    tmp_path: Path, snapshot_db: Path
+) -> None:
+    runner.invoke(
+        app,
+        [
+            "ask",
+            QUESTION,
+            "--model",
+            write_script(tmp_path, GOOD_RUN),
+            "--wiki",
+            str(snapshot_db),
+            "--thread-id",
+            "f1",
+        ],
+    )
     resumed = runner.invoke(app, ["resume", "f1", "--max-steps", "9"])
     assert resumed.exit_code == 2 and "has ended (finished)" in flat(resumed.stderr)
 
 
-def test_history_is_a_transcript_then_checkpoints_that_resume_accepts(tmp_path: Path, snapshot_db: Path) -> None:
-    runner.invoke(app, ["ask", QUESTION, "--model", write_script(tmp_path, GOOD_RUN), "--wiki", str(snapshot_db),
-                        "--thread-id", "h1"])
+def test_history_is_a_transcript_then_checkpoints_that_resume_accepts(
+    tmp_path: Path, snapshot_db: Path
+) -> None:
+    runner.invoke(
+        app,
+        [
+            "ask",
+            QUESTION,
+            "--model",
+            write_script(tmp_path, GOOD_RUN),
+            "--wiki",
+            str(snapshot_db),
+            "--thread-id",
+            "h1",
+        ],
+    )
     result = runner.invoke(app, ["history", "h1"])
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
@@ -121,11 +209,23 @@ def test_history_is_a_transcript_then_checkpoints_that_resume_accepts(tmp_path: 
     header = out.index("Checkpoints")
     assert out.index("Action 4: Finish[yes]") < header
     assert "wikireact resume h1 --from CHECKPOINT" in out[header:]
-    checkpoints = re.findall(r"^(\S+)  superstep .*steps  1  next reason", out[header:], re.MULTILINE)
+    checkpoints = re.findall(
+        r"^(\S+)  superstep .*steps  1  next reason", out[header:], re.MULTILINE
+    )
     assert checkpoints, out
     # fork from the checkpoint after step 1, with another model: a new branch that ends differently
-    fork = runner.invoke(app, ["resume", "h1", "--from", checkpoints[0], "--json", "--model",
-                               write_script(tmp_path, [GOOD_RUN[0], "Thought: sure\nAction: Finish[no]"], "fork.json")])
+    fork = runner.invoke(
+        app,
+        [
+            "resume",
+            "h1",
+            "--from",
+            checkpoints[0],
+            "--json",
+            "--model",
+            write_script(tmp_path, [GOOD_RUN[0], "Thought: sure\nAction: Finish[no]"], "fork.json"),
+        ],
+    )
     assert fork.exit_code == 0, fork.output
     out_fork = json.loads(fork.stdout)
     assert out_fork["answer"] == "no" and out_fork["steps"] == 2
@@ -134,11 +234,25 @@ def test_history_is_a_transcript_then_checkpoints_that_resume_accepts(tmp_path: 
 
 def test_hint_for_an_odd_thread_id_works_as_printed(tmp_path: Path, snapshot_db: Path) -> None:
     odd = "-odd id's"
-    first = runner.invoke(app, ["ask", QUESTION, "--model", write_script(tmp_path, GOOD_RUN[:2], "short.json"),
-                                "--wiki", str(snapshot_db), f"--thread-id={odd}", "--db", str(tmp_path / "t.db")])
+    first = runner.invoke(
+        app,
+        [
+            "ask",
+            QUESTION,
+            "--model",
+            write_script(tmp_path, GOOD_RUN[:2], "short.json"),
+            "--wiki",
+            str(snapshot_db),
+            f"--thread-id={odd}",
+            "--db",
+            str(tmp_path / "t.db"),
+        ],
+    )
     assert first.exit_code == 1
     argv = hint_in(first.stderr)
     assert argv[-2:] == ["--", odd]
-    resumed = runner.invoke(app, [*argv[:-2], "--json", "--model", write_script(tmp_path, GOOD_RUN), *argv[-2:]])
+    resumed = runner.invoke(
+        app, [*argv[:-2], "--json", "--model", write_script(tmp_path, GOOD_RUN), *argv[-2:]]
+    )
     assert resumed.exit_code == 0, resumed.output
     assert json.loads(resumed.stdout)["thread_id"] == odd

@@ -25,13 +25,22 @@ def langgraph_cli() -> str:
 def test_langgraph_dockerfile_builds_from_our_config(tmp_path: Path) -> None:
     out = tmp_path / "Dockerfile"
     env = {**os.environ, "LANGGRAPH_CLI_NO_ANALYTICS": "1", "LANGGRAPH_NO_VERSION_CHECK": "true"}
-    done = subprocess.run([langgraph_cli(), "dockerfile", "-c", str(ROOT / "langgraph.json"), str(out)],
-                          capture_output=True, text=True, timeout=120, env=env, cwd=tmp_path)
+    done = subprocess.run(
+        [langgraph_cli(), "dockerfile", "-c", str(ROOT / "langgraph.json"), str(out)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        cwd=tmp_path,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     text = out.read_text()
     assert text.startswith("FROM langchain/langgraph-api:3.11")
-    graphs = json.loads(next(line for line in text.splitlines() if line.startswith("ENV LANGSERVE_GRAPHS="))
-                        .split("=", 1)[1].strip("'"))
+    graphs = json.loads(
+        next(line for line in text.splitlines() if line.startswith("ENV LANGSERVE_GRAPHS="))
+        .split("=", 1)[1]
+        .strip("'")
+    )
     assert set(graphs) == {"agent"} and graphs["agent"].endswith("/src/wikireact/graph.py:graph")
     assert f"ADD . /deps/{ROOT.name}" in text and "uv pip install" in text
     # the served module really exports a checkpointer-less graph under that name

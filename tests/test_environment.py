@@ -5,8 +5,10 @@ from __future__ import annotations
 from wikireact import Disambiguation, MemorySource, WikiUnavailableError
 from wikireact.wiki.environment import NO_PAGE_OPEN, lookup, search, truncate
 
-TEXT = ("Alpha was born in Rome. It moved to Paris. Alpha was born again in myth. "
-        "The end came late. BORN free is a film. Sixth sentence here. Seventh one.")
+TEXT = (
+    "Alpha was born in Rome. It moved to Paris. Alpha was born again in myth. "
+    "The end came late. BORN free is a film. Sixth sentence here. Seventh one."
+)
 
 
 def source() -> MemorySource:
@@ -39,7 +41,8 @@ def test_disambiguation_lists_options() -> None:
     found = search(source(), "Mercury")
     assert found.observation == (
         "Mercury may refer to several pages. Similar: "
-        "['Mercury (planet)', 'Mercury (element)', 'Freddie Mercury'].")
+        "['Mercury (planet)', 'Mercury (element)', 'Freddie Mercury']."
+    )
     assert found.page_title is None
 
 
@@ -87,8 +90,13 @@ def test_truncate_marks_the_cut() -> None:
 
 
 def test_disambiguation_is_exported_and_what_search_shows() -> None:
-    found = search(MemorySource({}, disambiguations={"Mercury": ["Mercury (planet)", "Freddie Mercury"]}),
-                   "Mercury")
+    found = search(
+        MemorySource({}, disambiguations={"Mercury": ["Mercury (planet)", "Freddie Mercury"]}),
+        "Mercury",
+    )
     assert isinstance(source().fetch("Mercury"), Disambiguation)
     assert found.page_title is None and found.sentences == []
-    assert found.observation == "Mercury may refer to several pages. Similar: ['Mercury (planet)', 'Freddie Mercury']."
+    assert (
+        found.observation
+        == "Mercury may refer to several pages. Similar: ['Mercury (planet)', 'Freddie Mercury']."
+    )

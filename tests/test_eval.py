@@ -73,71 +73,134 @@ def test_hybrid_switching_rules() -> None:
 def test_react_harness_end_to_end(files: tuple[Path, Path], tmp_path: Path) -> None:
     dataset, snapshot = files
     model = SpyModel(outputs=EVAL_SCRIPT)
-    report = run_eval(eval_config(dataset, snapshot, seeds=2), tmp_path / "out", model=model,
-                      wiki=SnapshotSource.open(snapshot))
+    report = run_eval(
+        eval_config(dataset, snapshot, seeds=2),
+        tmp_path / "out",
+        model=model,
+        wiki=SnapshotSource.open(snapshot),
+    )
     m = report["metrics"]["mean"]
     assert m["em"] == 0.25 and m["finish_rate"] == 1.0  # only q2's gold matches the script
     assert m["mean_steps"] == 5 and m["model_calls"] == 5
     assert m["invalid_action_rate"] == pytest.approx(1 / 5)
-    assert m["wiki_requests_per_question"] == 2  # two Search hits; Lookup and the invalid step make none
+    assert (
+        m["wiki_requests_per_question"] == 2
+    )  # two Search hits; Lookup and the invalid step make none
     assert m["unsupported_finish_rate"] == 0.0  # "Poughkeepsie, New York" was observed
     assert report["metrics"]["std"]["em"] == 0.0
     settings = report["settings"]
     assert settings["snapshot_id"] == SnapshotSource.open(snapshot).snapshot_id
-    assert settings["max_steps"] == 7 and settings["seeds"] == 2 and "langgraph" in settings["versions"]
+    assert (
+        settings["max_steps"] == 7
+        and settings["seeds"] == 2
+        and "langgraph" in settings["versions"]
+    )
     lines = (tmp_path / "out" / "trajectories.jsonl").read_text().splitlines()
     assert len(lines) == 8
-    assert all(json.loads(line)["trajectory"][4]["action"] == "Finish[Poughkeepsie, New York]" for line in lines)
+    assert all(
+        json.loads(line)["trajectory"][4]["action"] == "Finish[Poughkeepsie, New York]"
+        for line in lines
+    )
 
 
-def test_interrupted_run_resumes_to_identical_metrics(files: tuple[Path, Path], tmp_path: Path) -> None:
+def test_interrupted_run_resumes_to_identical_metrics(
+    files: tuple[Path, Path], tmp_path: Path
+) -> None:
     dataset, snapshot = files
-    reference = run_eval(eval_config(dataset, snapshot), tmp_path / "ref", model=SpyModel(outputs=EVAL_SCRIPT),
-                         wiki=SnapshotSource.open(snapshot))
+    reference = run_eval(
+        eval_config(dataset, snapshot),
+        tmp_path / "ref",
+        model=SpyModel(outputs=EVAL_SCRIPT),
+        wiki=SnapshotSource.open(snapshot),
+    )
     with pytest.raises(Exception, match="model down"):
-        run_eval(eval_config(dataset, snapshot), tmp_path / "run", model=SpyModel(outputs=EVAL_SCRIPT, fail_after=9),
-                 wiki=SnapshotSource.open(snapshot))
+        run_eval(
+            eval_config(dataset, snapshot),
+            tmp_path / "run",
+            model=SpyModel(outputs=EVAL_SCRIPT, fail_after=9),
+            wiki=SnapshotSource.open(snapshot),
+        )
     partial = (tmp_path / "run" / "trajectories.jsonl").read_text().splitlines()
     assert len(partial) < 4
     with pytest.raises(EvalError, match="--resume"):
-        run_eval(eval_config(dataset, snapshot), tmp_path / "run", model=SpyModel(outputs=EVAL_SCRIPT),
-                 wiki=SnapshotSource.open(snapshot))
+        run_eval(
+            eval_config(dataset, snapshot),
+            tmp_path / "run",
+            model=SpyModel(outputs=EVAL_SCRIPT),
+            wiki=SnapshotSource.open(snapshot),
+        )
     resumed_model = SpyModel(outputs=EVAL_SCRIPT)
-    resumed = run_eval(eval_config(dataset, snapshot), tmp_path / "run", resume=True, model=resumed_model,
-                       wiki=SnapshotSource.open(snapshot))
+    resumed = run_eval(
+        eval_config(dataset, snapshot),
+        tmp_path / "run",
+        resume=True,
+        model=resumed_model,
+        wiki=SnapshotSource.open(snapshot),
+    )
     timing = {"latency_mean_s", "latency_p95_s"}
-    assert {k: v for k, v in resumed["metrics"]["mean"].items() if k not in timing} == \
-        {k: v for k, v in reference["metrics"]["mean"].items() if k not in timing}
+    assert {k: v for k, v in resumed["metrics"]["mean"].items() if k not in timing} == {
+        k: v for k, v in reference["metrics"]["mean"].items() if k not in timing
+    }
     assert len(resumed_model.prompts) == 4 * 5 - 9  # only the calls not already made
     with pytest.raises(EvalError, match="settings differ"):
-        run_eval(eval_config(dataset, snapshot, max_steps=3), tmp_path / "run", resume=True,
-                 model=SpyModel(outputs=EVAL_SCRIPT), wiki=SnapshotSource.open(snapshot))
+        run_eval(
+            eval_config(dataset, snapshot, max_steps=3),
+            tmp_path / "run",
+            resume=True,
+            model=SpyModel(outputs=EVAL_SCRIPT),
+            wiki=SnapshotSource.open(snapshot),
+        )
 
 
 def test_cot_sc_and_hybrids(files: tuple[Path, Path], tmp_path: Path) -> None:
     dataset, snapshot = files
-    votes: list[ScriptOutput] = ["Thought: a. So the answer is yes.", "Thought: b. So the answer is no.",
-                                 "Thought: c. So the answer is yes.", "Thought: d. So the answer is maybe."]
-    report = run_eval(eval_config(dataset, snapshot, "cot-sc", sc_samples=3), tmp_path / "sc",
-                      model=SpyModel(outputs=votes), wiki=SnapshotSource.open(snapshot))
+    votes: list[ScriptOutput] = [
+        "Thought: a. So the answer is yes.",
+        "Thought: b. So the answer is no.",
+        "Thought: c. So the answer is yes.",
+        "Thought: d. So the answer is maybe.",
+    ]
+    report = run_eval(
+        eval_config(dataset, snapshot, "cot-sc", sc_samples=3),
+        tmp_path / "sc",
+        model=SpyModel(outputs=votes),
+        wiki=SnapshotSource.open(snapshot),
+    )
     assert report["metrics"]["mean"]["em"] == 0.25  # majority "yes" matches q1 only
     assert report["metrics"]["mean"]["model_calls"] == 3
     record = json.loads((tmp_path / "sc" / "trajectories.jsonl").read_text().splitlines()[0])
     assert record["votes"]["votes"] == 2 and record["votes"]["samples"] == 3
     # 2 of 3 is a strong majority: cot-sc-react does not switch
-    strong = run_eval(eval_config(dataset, snapshot, "cot-sc-react", sc_samples=3), tmp_path / "h1",
-                      model=SpyModel(outputs=votes), wiki=SnapshotSource.open(snapshot))
+    strong = run_eval(
+        eval_config(dataset, snapshot, "cot-sc-react", sc_samples=3),
+        tmp_path / "h1",
+        model=SpyModel(outputs=votes),
+        wiki=SnapshotSource.open(snapshot),
+    )
     assert strong["metrics"]["mean"]["switch_rate"] == 0.0
     # 1 of 4 each: weak majority -> switch to ReAct (the script then acts from its start)
-    weak_votes = ["Thought: So the answer is a.", "Thought: So the answer is b.",
-                  "Thought: So the answer is c.", "Thought: So the answer is d.", *EVAL_SCRIPT[4:]]
-    weak = run_eval(eval_config(dataset, snapshot, "cot-sc-react", sc_samples=4), tmp_path / "h2",
-                    model=SpyModel(outputs=weak_votes), wiki=SnapshotSource.open(snapshot))
+    weak_votes = [
+        "Thought: So the answer is a.",
+        "Thought: So the answer is b.",
+        "Thought: So the answer is c.",
+        "Thought: So the answer is d.",
+        *EVAL_SCRIPT[4:],
+    ]
+    weak = run_eval(
+        eval_config(dataset, snapshot, "cot-sc-react", sc_samples=4),
+        tmp_path / "h2",
+        model=SpyModel(outputs=weak_votes),
+        wiki=SnapshotSource.open(snapshot),
+    )
     assert weak["metrics"]["mean"]["switch_rate"] == 1.0
     # ReAct that never finishes -> CoT-SC fallback provides the answer
     loop = [f"Action: Lookup[w{i}]" for i in range(7)]
-    fallback = run_eval(eval_config(dataset, snapshot, "react-cot-sc", sc_samples=3, max_steps=2), tmp_path / "h3",
-                        model=SpyModel(outputs=[*votes[:2], *loop]), wiki=SnapshotSource.open(snapshot))
+    fallback = run_eval(
+        eval_config(dataset, snapshot, "react-cot-sc", sc_samples=3, max_steps=2),
+        tmp_path / "h3",
+        model=SpyModel(outputs=[*votes[:2], *loop]),
+        wiki=SnapshotSource.open(snapshot),
+    )
     assert fallback["metrics"]["mean"]["switch_rate"] == 1.0
     assert fallback["metrics"]["mean"]["budget_exhausted_rate"] == 1.0
     assert fallback["metrics"]["mean"]["finish_rate"] == 1.0
@@ -167,8 +230,23 @@ def test_eval_cli_and_report(files: tuple[Path, Path], tmp_path: Path) -> None:
     script.write_text(json.dumps(EVAL_SCRIPT))
     runner = CliRunner()
     for method in ("react", "act"):
-        result = runner.invoke(app, ["eval", str(dataset), "--method", method, "--model", f"scripted:{script}",
-                                     "--wiki", str(snapshot), "--out", str(tmp_path / method), "--concurrency", "2"])
+        result = runner.invoke(
+            app,
+            [
+                "eval",
+                str(dataset),
+                "--method",
+                method,
+                "--model",
+                f"scripted:{script}",
+                "--wiki",
+                str(snapshot),
+                "--out",
+                str(tmp_path / method),
+                "--concurrency",
+                "2",
+            ],
+        )
         assert result.exit_code == 0, result.output
     result = runner.invoke(app, ["eval", "report", str(tmp_path / "react"), str(tmp_path / "act")])
     assert result.exit_code == 0, result.output
@@ -178,13 +256,21 @@ def test_eval_cli_and_report(files: tuple[Path, Path], tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("method", ["react", "cot", "standard", "cot-sc-react"])
-def test_gold_answer_never_reaches_the_model(files: tuple[Path, Path], tmp_path: Path, method: Method) -> None:
+def test_gold_answer_never_reaches_the_model(
+    files: tuple[Path, Path], tmp_path: Path, method: Method
+) -> None:
     _, snapshot = files
     dataset = tmp_path / "marked.jsonl"
-    dataset.write_text(json.dumps({"question": "Where was Ed Wood born?", "answer": "Zq-gold-marker"}) + "\n")
+    dataset.write_text(
+        json.dumps({"question": "Where was Ed Wood born?", "answer": "Zq-gold-marker"}) + "\n"
+    )
     model = SpyModel(outputs=[*EVAL_SCRIPT, *EVAL_SCRIPT])
-    run_eval(eval_config(dataset, snapshot, method, sc_samples=2), tmp_path / "o", model=model,
-             wiki=SnapshotSource.open(snapshot))
+    run_eval(
+        eval_config(dataset, snapshot, method, sc_samples=2),
+        tmp_path / "o",
+        model=model,
+        wiki=SnapshotSource.open(snapshot),
+    )
     assert model.prompts and not any("Zq-gold-marker" in p for p in model.prompts)
     assert not any("correct" in p.lower() for p in model.prompts)
 
@@ -201,13 +287,32 @@ def test_ctrl_c_in_eval_then_resume(files: tuple[Path, Path], tmp_path: Path) ->
     slow = tmp_path / "slow.json"
     slow.write_text(json.dumps({"outputs": EVAL_SCRIPT, "delay_s": 0.4}))
     out = tmp_path / "run"
-    args = [sys.executable, "-m", "wikireact", "eval", str(dataset), "--method", "react", "--model",
-            f"scripted:{slow}", "--wiki", str(snapshot), "--out", str(out), "--concurrency", "1"]
+    args = [
+        sys.executable,
+        "-m",
+        "wikireact",
+        "eval",
+        str(dataset),
+        "--method",
+        "react",
+        "--model",
+        f"scripted:{slow}",
+        "--wiki",
+        str(snapshot),
+        "--out",
+        str(out),
+        "--concurrency",
+        "1",
+    ]
     env = {**os.environ, "COLUMNS": "200"}
-    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    proc = subprocess.Popen(
+        args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+    )
     records = out / "trajectories.jsonl"
     deadline = time.time() + 60
-    while time.time() < deadline and not (records.exists() and records.read_text().count("\n") >= 1):
+    while time.time() < deadline and not (
+        records.exists() and records.read_text().count("\n") >= 1
+    ):
         time.sleep(0.1)
     time.sleep(0.6)  # now inside the second question
     proc.send_signal(signal.SIGINT)
@@ -216,7 +321,9 @@ def test_ctrl_c_in_eval_then_resume(files: tuple[Path, Path], tmp_path: Path) ->
     assert "--resume" in " ".join(stderr.split()) and "Traceback" not in stderr
     done = records.read_text().count("\n")
     assert 1 <= done < 4
-    resumed = subprocess.run([*args, "--resume"], capture_output=True, text=True, env=env, timeout=120)
+    resumed = subprocess.run(
+        [*args, "--resume"], capture_output=True, text=True, env=env, timeout=120
+    )
     assert resumed.returncode == 0, resumed.stderr
     report = json.loads((out / "report.json").read_text())
     assert report["metrics"]["mean"]["em"] == 0.25 and report["metrics"]["mean"]["mean_steps"] == 5

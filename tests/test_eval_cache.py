@@ -31,24 +31,35 @@ TIMING = ("latency_s",)
 
 def _records(out: Path) -> list[dict]:
     lines = (out / "trajectories.jsonl").read_text().splitlines()
-    return sorted(({k: v for k, v in json.loads(line).items() if k not in TIMING} for line in lines),
-                  key=lambda r: (r["id"], r["seed"]))
+    return sorted(
+        ({k: v for k, v in json.loads(line).items() if k not in TIMING} for line in lines),
+        key=lambda r: (r["id"], r["seed"]),
+    )
 
 
 @pytest.mark.parametrize("method", ["react", "act", "cot", "standard", "cot-sc-react"])
-def test_cached_rerun_with_a_changed_script_replays_every_call(files: tuple[Path, Path], tmp_path: Path,
-                                                               method: Method) -> None:
+def test_cached_rerun_with_a_changed_script_replays_every_call(
+    files: tuple[Path, Path], tmp_path: Path, method: Method
+) -> None:
     dataset, snapshot = files
     cache = tmp_path / "model-cache.db"
     first_model = SpyModel(outputs=[*EVAL_SCRIPT, *EVAL_SCRIPT])
-    first = run_eval(eval_config(dataset, snapshot, method, sc_samples=3, model_cache=str(cache)), tmp_path / "first",
-                     model=first_model, wiki=SnapshotSource.open(snapshot))
+    first = run_eval(
+        eval_config(dataset, snapshot, method, sc_samples=3, model_cache=str(cache)),
+        tmp_path / "first",
+        model=first_model,
+        wiki=SnapshotSource.open(snapshot),
+    )
     calls = len(first_model.prompts)
     assert calls > 0 and first["model_cache"] == {"file": str(cache), "hits": 0, "misses": calls}
     # Another script (and a model that fails on any call): everything must come from the cache.
     replay_model = SpyModel(outputs=["Action: Finish[something else]"] * 10, fail_after=0)
-    replay = run_eval(eval_config(dataset, snapshot, method, sc_samples=3, model_cache=str(cache), concurrency=1),
-                      tmp_path / "replay", model=replay_model, wiki=SnapshotSource.open(snapshot))
+    replay = run_eval(
+        eval_config(dataset, snapshot, method, sc_samples=3, model_cache=str(cache), concurrency=1),
+        tmp_path / "replay",
+        model=replay_model,
+        wiki=SnapshotSource.open(snapshot),
+    )
     assert replay_model.prompts == []
     assert replay["model_cache"] == {"file": str(cache), "hits": calls, "misses": 0}
     assert _records(tmp_path / "replay") == _records(tmp_path / "first")
@@ -56,21 +67,40 @@ def test_cached_rerun_with_a_changed_script_replays_every_call(files: tuple[Path
 
 def test_cot_sc_samples_are_cached_one_by_one(files: tuple[Path, Path], tmp_path: Path) -> None:
     dataset, snapshot = files
-    votes: list[ScriptOutput] = ["Thought: a. So the answer is yes.", "Thought: b. So the answer is no.",
-                                 "Thought: c. So the answer is maybe."]
+    votes: list[ScriptOutput] = [
+        "Thought: a. So the answer is yes.",
+        "Thought: b. So the answer is no.",
+        "Thought: c. So the answer is maybe.",
+    ]
     cache = tmp_path / "c.db"
-    first = run_eval(eval_config(dataset, snapshot, "cot-sc", sc_samples=3, model_cache=str(cache)), tmp_path / "a",
-                     model=SpyModel(outputs=votes), wiki=SnapshotSource.open(snapshot))
-    assert first["model_cache"]["misses"] == 4 * 3  # same prompt per question, three samples: three entries
-    replay = run_eval(eval_config(dataset, snapshot, "cot-sc", sc_samples=3, model_cache=str(cache)), tmp_path / "b",
-                      model=SpyModel(outputs=votes[:1] * 3, fail_after=0), wiki=SnapshotSource.open(snapshot))
+    first = run_eval(
+        eval_config(dataset, snapshot, "cot-sc", sc_samples=3, model_cache=str(cache)),
+        tmp_path / "a",
+        model=SpyModel(outputs=votes),
+        wiki=SnapshotSource.open(snapshot),
+    )
+    assert (
+        first["model_cache"]["misses"] == 4 * 3
+    )  # same prompt per question, three samples: three entries
+    replay = run_eval(
+        eval_config(dataset, snapshot, "cot-sc", sc_samples=3, model_cache=str(cache)),
+        tmp_path / "b",
+        model=SpyModel(outputs=votes[:1] * 3, fail_after=0),
+        wiki=SnapshotSource.open(snapshot),
+    )
     assert replay["model_cache"] == {"file": str(cache), "hits": 12, "misses": 0}
     record = _records(tmp_path / "b")[0]
     assert record["votes"]["answers"] == ["yes", "no", "maybe"]
     # Two more samples: the first three are replayed, only the new ones reach the model.
-    more = SpyModel(outputs=[*votes, "Thought: So the answer is no.", "Thought: So the answer is no."])
-    bigger = run_eval(eval_config(dataset, snapshot, "cot-sc", sc_samples=5, model_cache=str(cache)), tmp_path / "c",
-                      model=more, wiki=SnapshotSource.open(snapshot))
+    more = SpyModel(
+        outputs=[*votes, "Thought: So the answer is no.", "Thought: So the answer is no."]
+    )
+    bigger = run_eval(
+        eval_config(dataset, snapshot, "cot-sc", sc_samples=5, model_cache=str(cache)),
+        tmp_path / "c",
+        model=more,
+        wiki=SnapshotSource.open(snapshot),
+    )
     assert bigger["model_cache"] == {"file": str(cache), "hits": 12, "misses": 8}
 
 
@@ -89,8 +119,11 @@ def test_cache_key_holds_stop_sampling_index_and_model(tmp_path: Path) -> None:
     assert ask(other, 0) == "one"
     assert len(inner.calls) == 5 and cached.hits == 1
     store.close()
-    reopened = CachedChatModel(identity="scripted:x", store=SqliteModelCache(tmp_path / "c.db"),
-                               load_model=lambda: pytest.fail("the model must not be loaded"))
+    reopened = CachedChatModel(
+        identity="scripted:x",
+        store=SqliteModelCache(tmp_path / "c.db"),
+        load_model=lambda: pytest.fail("the model must not be loaded"),
+    )
     assert ask(reopened, 1) == "two" and reopened.hits == 1 and reopened.misses == 0
 
 
@@ -108,8 +141,9 @@ def test_another_programs_database_is_refused_and_left_alone(tmp_path: Path) -> 
         SqliteModelCache(garbage)
 
 
-def test_ask_with_model_cache_replays_without_a_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-
+def test_ask_with_model_cache_replays_without_a_key(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
 
     snapshot = write_snapshot(tmp_path / "snap.db")
     script = tmp_path / "s.json"
@@ -117,11 +151,15 @@ def test_ask_with_model_cache_replays_without_a_key(tmp_path: Path, monkeypatch:
     cache = tmp_path / "cache.db"
     runner = CliRunner()
     base = ["ask", QUESTION, "--wiki", str(snapshot), "--json", "--model-cache", str(cache)]
-    first = runner.invoke(app, [*base, "--model", f"scripted:{script}", "--db", str(tmp_path / "a.db")])
+    first = runner.invoke(
+        app, [*base, "--model", f"scripted:{script}", "--db", str(tmp_path / "a.db")]
+    )
     assert first.exit_code == 0, first.output
     assert "0 hits, 4 misses" in first.stderr
     script.write_text(json.dumps(["Action: Finish[no]"] * 4))
-    second = runner.invoke(app, [*base, "--model", f"scripted:{script}", "--db", str(tmp_path / "b.db")])
+    second = runner.invoke(
+        app, [*base, "--model", f"scripted:{script}", "--db", str(tmp_path / "b.db")]
+    )
     assert second.exit_code == 0, second.output
     assert json.loads(second.stdout)["answer"] == json.loads(first.stdout)["answer"] == "yes"
     assert "4 hits, 0 misses" in second.stderr
@@ -131,7 +169,9 @@ def test_ask_with_model_cache_replays_without_a_key(tmp_path: Path, monkeypatch:
     assert groq.exit_code == 1 and "GROQ_API_KEY" in groq.stderr
 
 
-def test_recorded_run_replays_offline_from_two_files(files: tuple[Path, Path], tmp_path: Path) -> None:
+def test_recorded_run_replays_offline_from_two_files(
+    files: tuple[Path, Path], tmp_path: Path
+) -> None:
     """A run recorded against (fake) live Wikipedia replays from its model cache and wiki recording."""
     from urllib.parse import parse_qsl, urlparse
 
@@ -148,28 +188,52 @@ def test_recorded_run_replays_offline_from_two_files(files: tuple[Path, Path], t
     fake = FakeMediaWiki(pages=dict(PAGES), search_results={"Serch": []})
 
     def answer(request: requests.PreparedRequest) -> tuple[int, dict, str]:
-        return 200, {}, json.dumps(fake.reply(dict(parse_qsl(urlparse(str(request.url)).query, keep_blank_values=True))))
+        return (
+            200,
+            {},
+            json.dumps(
+                fake.reply(
+                    dict(parse_qsl(urlparse(str(request.url)).query, keep_blank_values=True))
+                )
+            ),
+        )
 
     recording, cache = tmp_path / "run-wiki.db", tmp_path / "run-model.db"
     with responses.RequestsMock(assert_all_requests_are_fired=False) as mock:
         mock.add_callback(responses.GET, URL, callback=answer)
-        run_eval(eval_config(dataset, snapshot=recording, model_cache=str(cache)), tmp_path / "recorded",
-                 model=SpyModel(outputs=EVAL_SCRIPT), wiki=CachedSource(live(), SnapshotStore.create(recording)))
+        run_eval(
+            eval_config(dataset, snapshot=recording, model_cache=str(cache)),
+            tmp_path / "recorded",
+            model=SpyModel(outputs=EVAL_SCRIPT),
+            wiki=CachedSource(live(), SnapshotStore.create(recording)),
+        )
     assert fake.calls
-    replay = run_eval(eval_config(dataset, snapshot=recording, model_cache=str(cache)), tmp_path / "replay",
-                      model=SpyModel(outputs=[], fail_after=0), wiki=SnapshotSource.open(recording))
+    replay = run_eval(
+        eval_config(dataset, snapshot=recording, model_cache=str(cache)),
+        tmp_path / "replay",
+        model=SpyModel(outputs=[], fail_after=0),
+        wiki=SnapshotSource.open(recording),
+    )
     assert replay["model_cache"]["misses"] == 0
     recorded, replayed = _records(tmp_path / "recorded"), _records(tmp_path / "replay")
     # Identical records, except wiki_requests: the source's own request count (HTTP requests while
     # recording, which also depend on which question fetched a page first; snapshot reads on replay).
     cost = ("wiki_requests",)
-    assert [{k: v for k, v in r.items() if k not in cost} for r in replayed] == \
-        [{k: v for k, v in r.items() if k not in cost} for r in recorded]
-    again = run_eval(eval_config(dataset, snapshot=recording, model_cache=str(cache)), tmp_path / "again",
-                     model=SpyModel(outputs=[], fail_after=0), wiki=SnapshotSource.open(recording))
+    assert [{k: v for k, v in r.items() if k not in cost} for r in replayed] == [
+        {k: v for k, v in r.items() if k not in cost} for r in recorded
+    ]
+    again = run_eval(
+        eval_config(dataset, snapshot=recording, model_cache=str(cache)),
+        tmp_path / "again",
+        model=SpyModel(outputs=[], fail_after=0),
+        wiki=SnapshotSource.open(recording),
+    )
     assert again["metrics"]["per_seed"] == {
-        seed: {**m, "latency_mean_s": again["metrics"]["per_seed"][seed]["latency_mean_s"],
-               "latency_p95_s": again["metrics"]["per_seed"][seed]["latency_p95_s"]}
+        seed: {
+            **m,
+            "latency_mean_s": again["metrics"]["per_seed"][seed]["latency_mean_s"],
+            "latency_p95_s": again["metrics"]["per_seed"][seed]["latency_p95_s"],
+        }
         for seed, m in replay["metrics"]["per_seed"].items()
     }
     assert _records(tmp_path / "again") == replayed  # a replay of a replay: every field but timings

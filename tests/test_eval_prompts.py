@@ -60,16 +60,25 @@ def test_paper_layout_loads_for_every_method(tmp_path: Path) -> None:
     assert react.episode_key == "webthink_simple6" and len(react.episodes) == 2
     first = react.episodes[0]
     assert first.question == "Which river is longer, the Loire or the Seine?"
-    assert [s.action for s in first.steps] == ["Search[Loire]", "Search[Seine]", "Finish[the Loire]"]
+    assert [s.action for s in first.steps] == [
+        "Search[Loire]",
+        "Search[Seine]",
+        "Finish[the Loire]",
+    ]
     assert first.steps[1].observation == "The Seine is a 777 km long river in northern France."
     assert first.steps[2].observation == ""
     act = load_prompts(path, ["act"])
     assert act.episode_key == "webact_simple6" and act.episodes[0].steps[0].thought == ""
     cot = load_prompts(path, ["cot", "react"])
     assert cot.qa_key == "cotqa_simple6" and cot.qa[0].answer == "Stanisław Lem"
-    assert cot.summary() == {"prompts_file": str(path), "prompts_sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
-                             "prompts_exemplars": {"webthink_simple6": 2, "cotqa_simple6": 1}}
-    assert load_prompts(path, ["standard"]).qa_key == "cotqa_simple6"  # no webqa key: questions and answers of cotqa
+    assert cot.summary() == {
+        "prompts_file": str(path),
+        "prompts_sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
+        "prompts_exemplars": {"webthink_simple6": 2, "cotqa_simple6": 1},
+    }
+    assert (
+        load_prompts(path, ["standard"]).qa_key == "cotqa_simple6"
+    )  # no webqa key: questions and answers of cotqa
     # A key named by the user replaces the method's default key.
     named = load_prompts(path, ["act"], ["webthink_simple6"])
     assert named.episode_key == "webthink_simple6"
@@ -79,16 +88,26 @@ def test_paper_layout_loads_for_every_method(tmp_path: Path) -> None:
     assert "Danube" not in text  # wikireact's own exemplars are replaced
 
 
-@pytest.mark.parametrize(("content", "message"), [
-    ("not json", "not UTF-8 JSON"),
-    ('["a list"]', "JSON object of prompt texts"),
-    ('{"webthink_simple6": "Question: q\\nThought 1: t\\nAction 1: Dance[x]\\n"}', "no usable exemplar"),
-    ('{"webthink_simple6": "Question: q\\nThought 1: t\\nAction 1: Search[x]\\nObservation 1: o\\n"}',
-     "no usable exemplar"),  # never finishes
-    ('{"other": "Question: q\\nAnswer: a"}', "no webthink_simple6 key"),
-    ('{"webthink_simple6": ""}', "no usable exemplar"),
-])
-def test_broken_prompt_files_are_refused_in_one_line(tmp_path: Path, content: str, message: str) -> None:
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("not json", "not UTF-8 JSON"),
+        ('["a list"]', "JSON object of prompt texts"),
+        (
+            '{"webthink_simple6": "Question: q\\nThought 1: t\\nAction 1: Dance[x]\\n"}',
+            "no usable exemplar",
+        ),
+        (
+            '{"webthink_simple6": "Question: q\\nThought 1: t\\nAction 1: Search[x]\\nObservation 1: o\\n"}',
+            "no usable exemplar",
+        ),  # never finishes
+        ('{"other": "Question: q\\nAnswer: a"}', "no webthink_simple6 key"),
+        ('{"webthink_simple6": ""}', "no usable exemplar"),
+    ],
+)
+def test_broken_prompt_files_are_refused_in_one_line(
+    tmp_path: Path, content: str, message: str
+) -> None:
     path = tmp_path / "p.json"
     path.write_text(content)
     with pytest.raises(PromptFileError, match=message) as raised:
@@ -106,8 +125,11 @@ def test_shipped_exemplars_keep_the_prompt_text() -> None:
         "standard": standard_messages("Q?")[1:],
         "cot": cot_messages("Q?")[1:],
     }
-    digest = hashlib.sha256(json.dumps({k: [[m.type, m.content] for m in v] for k, v in turns.items()},
-                                       ensure_ascii=False).encode()).hexdigest()
+    digest = hashlib.sha256(
+        json.dumps(
+            {k: [[m.type, m.content] for m in v] for k, v in turns.items()}, ensure_ascii=False
+        ).encode()
+    ).hexdigest()
     assert digest == "ca73352ebbec4fabb0dc6c9f2c855f00c3d00094cd817110f545a3c01a7a68e6"
     data = json.loads(DEFAULT_PROMPTS.read_text())
     assert set(data) == {"webthink_simple6", "webact_simple6", "cotqa_simple6", "webqa_simple6"}
@@ -119,8 +141,12 @@ def test_eval_with_a_prompt_file_records_it(files: tuple[Path, Path], tmp_path: 
     path = tmp_path / "prompts_naive.json"
     path.write_text(json.dumps(PAPER_LAYOUT))
     spy = SpyModel(outputs=EVAL_SCRIPT)
-    report = run_eval(eval_config(dataset, snapshot, prompts=str(path)), tmp_path / "o", model=spy,
-                      wiki=SnapshotSource.open(snapshot))
+    report = run_eval(
+        eval_config(dataset, snapshot, prompts=str(path)),
+        tmp_path / "o",
+        model=spy,
+        wiki=SnapshotSource.open(snapshot),
+    )
     assert all("Search[Loire]" in p and "Danube" not in p for p in spy.prompts)
     settings = report["settings"]
     assert settings["prompts_sha256"] == hashlib.sha256(path.read_bytes()).hexdigest()
@@ -129,8 +155,21 @@ def test_eval_with_a_prompt_file_records_it(files: tuple[Path, Path], tmp_path: 
     script.write_text(json.dumps(EVAL_SCRIPT))
     broken = tmp_path / "broken.json"
     broken.write_text('{"webthink_simple6": "no questions here"}')
-    result = CliRunner().invoke(app, ["eval", str(dataset), "--model", f"scripted:{script}", "--wiki", str(snapshot),
-                                      "--out", str(tmp_path / "cli"), "--prompts", str(broken)])
+    result = CliRunner().invoke(
+        app,
+        [
+            "eval",
+            str(dataset),
+            "--model",
+            f"scripted:{script}",
+            "--wiki",
+            str(snapshot),
+            "--out",
+            str(tmp_path / "cli"),
+            "--prompts",
+            str(broken),
+        ],
+    )
     assert result.exit_code == 2 and "no usable exemplar" in " ".join(result.stderr.split())
 
 
@@ -138,7 +177,10 @@ def test_per_question_scripts(files: tuple[Path, Path], tmp_path: Path) -> None:
     dataset, snapshot = files
     answers = {"q1": "yes", "q2": "Poughkeepsie, New York", "q3": "Los Angeles"}
     scripts: dict[str, list[str]] = {
-        qid: ["Thought 1: look.\nAction 1: Search[Ed Wood]", f"Thought 2: done.\nAction 2: Finish[{answer}]"]
+        qid: [
+            "Thought 1: look.\nAction 1: Search[Ed Wood]",
+            f"Thought 2: done.\nAction 2: Finish[{answer}]",
+        ]
         for qid, answer in answers.items()
     }
     scripts[EVAL_DATA[3]["question"]] = ["Action 1: Finish[no]"]  # by question text
@@ -147,18 +189,49 @@ def test_per_question_scripts(files: tuple[Path, Path], tmp_path: Path) -> None:
     script.write_text(json.dumps(scripts))
     for method in ("react", "cot"):
         if method == "cot":  # the other form: {"outputs": {...}, "delay_s": ...}
-            chains = {key: [f"Thought: x. So the answer is {answer}."] for key, answer in answers.items()}
+            chains = {
+                key: [f"Thought: x. So the answer is {answer}."] for key, answer in answers.items()
+            }
             script.write_text(json.dumps({"outputs": chains, "delay_s": 0}))
-        result = CliRunner().invoke(app, ["eval", str(dataset), "--method", method, "--model", f"scripted:{script}",
-                                          "--wiki", str(snapshot), "--out", str(tmp_path / method)])
+        result = CliRunner().invoke(
+            app,
+            [
+                "eval",
+                str(dataset),
+                "--method",
+                method,
+                "--model",
+                f"scripted:{script}",
+                "--wiki",
+                str(snapshot),
+                "--out",
+                str(tmp_path / method),
+            ],
+        )
         assert result.exit_code == 0, result.output
         report = json.loads((tmp_path / method / "report.json").read_text())
         assert report["metrics"]["mean"]["em"] == 1.0, method
-    records = [json.loads(line) for line in (tmp_path / "react" / "trajectories.jsonl").read_text().splitlines()]
+    records = [
+        json.loads(line)
+        for line in (tmp_path / "react" / "trajectories.jsonl").read_text().splitlines()
+    ]
     assert {r["id"]: r["steps"] for r in records} == {"q1": 2, "q2": 2, "q3": 2, "q4": 1}
     script.write_text(json.dumps({"q1": ["Action 1: Finish[yes]"]}))
-    missing = CliRunner().invoke(app, ["eval", str(dataset), "--model", f"scripted:{script}", "--wiki", str(snapshot),
-                                       "--out", str(tmp_path / "missing"), "--concurrency", "1"])
+    missing = CliRunner().invoke(
+        app,
+        [
+            "eval",
+            str(dataset),
+            "--model",
+            f"scripted:{script}",
+            "--wiki",
+            str(snapshot),
+            "--out",
+            str(tmp_path / "missing"),
+            "--concurrency",
+            "1",
+        ],
+    )
     assert missing.exit_code == 1 and "no outputs for question" in " ".join(missing.stderr.split())
 
 
@@ -166,12 +239,32 @@ def test_progress_lines_when_output_is_piped(files: tuple[Path, Path], tmp_path:
     dataset, snapshot = files
     script = tmp_path / "slow.json"
     script.write_text(json.dumps({"outputs": EVAL_SCRIPT, "delay_s": 0.01}))
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).parents[1] / "src"),
-                                                        os.environ.get("PYTHONPATH", "")])}
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(
+            [str(Path(__file__).parents[1] / "src"), os.environ.get("PYTHONPATH", "")]
+        ),
+    }
     done = subprocess.run(
-        [sys.executable, "-m", "wikireact", "eval", str(dataset), "--model", f"scripted:{script}", "--wiki",
-         str(snapshot), "--out", str(tmp_path / "o"), "--concurrency", "1"],
-        capture_output=True, text=True, env=env, timeout=120,
+        [
+            sys.executable,
+            "-m",
+            "wikireact",
+            "eval",
+            str(dataset),
+            "--model",
+            f"scripted:{script}",
+            "--wiki",
+            str(snapshot),
+            "--out",
+            str(tmp_path / "o"),
+            "--concurrency",
+            "1",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
     )
     assert done.returncode == 0, done.stderr
     lines = [line for line in done.stderr.splitlines() if line.startswith("progress react:")]

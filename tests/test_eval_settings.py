@@ -29,17 +29,34 @@ TIMING = ("latency_s",)
 
 def _records(out: Path) -> list[dict]:
     lines = (out / "trajectories.jsonl").read_text().splitlines()
-    return sorted(({k: v for k, v in json.loads(line).items() if k not in TIMING} for line in lines),
-                  key=lambda r: (r["id"], r["seed"]))
+    return sorted(
+        ({k: v for k, v in json.loads(line).items() if k not in TIMING} for line in lines),
+        key=lambda r: (r["id"], r["seed"]),
+    )
 
 
 def _cli_eval(dataset: Path, snapshot: Path, script: Path, out: Path, *extra: str) -> Result:
-    return CliRunner().invoke(app, ["eval", str(dataset), "--model", f"scripted:{script}", "--wiki", str(snapshot),
-                                    "--out", str(out), "--concurrency", "2", *extra])
+    return CliRunner().invoke(
+        app,
+        [
+            "eval",
+            str(dataset),
+            "--model",
+            f"scripted:{script}",
+            "--wiki",
+            str(snapshot),
+            "--out",
+            str(out),
+            "--concurrency",
+            "2",
+            *extra,
+        ],
+    )
 
 
-def test_hostile_environment_changes_nothing(files: tuple[Path, Path], tmp_path: Path,
-                                             monkeypatch: pytest.MonkeyPatch) -> None:
+def test_hostile_environment_changes_nothing(
+    files: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     dataset, snapshot = files
     script = tmp_path / "script.json"
     script.write_text(json.dumps(EVAL_SCRIPT))
@@ -58,10 +75,16 @@ def test_hostile_environment_changes_nothing(files: tuple[Path, Path], tmp_path:
     assert settings["max_steps"] == 7 and settings["approve"] is False
 
 
-def test_settings_hold_every_context_field_and_the_prompts(files: tuple[Path, Path], tmp_path: Path) -> None:
+def test_settings_hold_every_context_field_and_the_prompts(
+    files: tuple[Path, Path], tmp_path: Path
+) -> None:
     dataset, snapshot = files
-    run_eval(eval_config(dataset, snapshot, observation_cap=80, repetition_limit=4), tmp_path / "o",
-             model=SpyModel(outputs=EVAL_SCRIPT), wiki=SnapshotSource.open(snapshot))
+    run_eval(
+        eval_config(dataset, snapshot, observation_cap=80, repetition_limit=4),
+        tmp_path / "o",
+        model=SpyModel(outputs=EVAL_SCRIPT),
+        wiki=SnapshotSource.open(snapshot),
+    )
     settings = json.loads((tmp_path / "o" / SETTINGS).read_text())
     for field in fields(Context):
         assert field.name in settings, field.name
@@ -74,23 +97,38 @@ def test_settings_hold_every_context_field_and_the_prompts(files: tuple[Path, Pa
     assert len(searched) <= 80 and "truncated" in searched
 
 
-@pytest.mark.parametrize(("change", "field"), [
-    ({"observation_cap": 200}, "observation_cap"),
-    ({"repetition_limit": 5}, "repetition_limit"),
-    ({"max_steps": 3}, "max_steps"),
-    ({"sc_samples": 5}, "sc_samples"),
-])
-def test_resume_refuses_other_settings_naming_them(files: tuple[Path, Path], tmp_path: Path,
-                                                   change: dict, field: str) -> None:
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        ({"observation_cap": 200}, "observation_cap"),
+        ({"repetition_limit": 5}, "repetition_limit"),
+        ({"max_steps": 3}, "max_steps"),
+        ({"sc_samples": 5}, "sc_samples"),
+    ],
+)
+def test_resume_refuses_other_settings_naming_them(
+    files: tuple[Path, Path], tmp_path: Path, change: dict, field: str
+) -> None:
     dataset, snapshot = files
-    run_eval(eval_config(dataset, snapshot), tmp_path / "o", model=SpyModel(outputs=EVAL_SCRIPT),
-             wiki=SnapshotSource.open(snapshot))
+    run_eval(
+        eval_config(dataset, snapshot),
+        tmp_path / "o",
+        model=SpyModel(outputs=EVAL_SCRIPT),
+        wiki=SnapshotSource.open(snapshot),
+    )
     with pytest.raises(EvalError, match=f"settings differ \\({field}: "):
-        run_eval(eval_config(dataset, snapshot, **change), tmp_path / "o", resume=True,
-                 model=SpyModel(outputs=EVAL_SCRIPT), wiki=SnapshotSource.open(snapshot))
+        run_eval(
+            eval_config(dataset, snapshot, **change),
+            tmp_path / "o",
+            resume=True,
+            model=SpyModel(outputs=EVAL_SCRIPT),
+            wiki=SnapshotSource.open(snapshot),
+        )
 
 
-def test_resume_accepts_another_concurrency_and_skips_stray_lines(files: tuple[Path, Path], tmp_path: Path) -> None:
+def test_resume_accepts_another_concurrency_and_skips_stray_lines(
+    files: tuple[Path, Path], tmp_path: Path
+) -> None:
     dataset, snapshot = files
     script = tmp_path / "script.json"
     script.write_text(json.dumps(EVAL_SCRIPT))
@@ -98,22 +136,52 @@ def test_resume_accepts_another_concurrency_and_skips_stray_lines(files: tuple[P
     assert _cli_eval(dataset, snapshot, script, out).exit_code == 0
     lines = (out / "trajectories.jsonl").read_text().splitlines()
     # One record lost, and lines that are JSON but not records (a crash, a stray edit).
-    (out / "trajectories.jsonl").write_text("\n".join([*lines[1:], "[1, 2]", "42", '"text"', '{"id": 3}']) + "\n")
-    resumed = CliRunner().invoke(app, ["eval", str(dataset), "--model", f"scripted:{script}", "--wiki",
-                                       str(snapshot), "--out", str(out), "--concurrency", "1", "--resume"])
+    (out / "trajectories.jsonl").write_text(
+        "\n".join([*lines[1:], "[1, 2]", "42", '"text"', '{"id": 3}']) + "\n"
+    )
+    resumed = CliRunner().invoke(
+        app,
+        [
+            "eval",
+            str(dataset),
+            "--model",
+            f"scripted:{script}",
+            "--wiki",
+            str(snapshot),
+            "--out",
+            str(out),
+            "--concurrency",
+            "1",
+            "--resume",
+        ],
+    )
     assert resumed.exit_code == 0, resumed.output
-    assert json.loads((out / "report.json").read_text())["metrics"]["per_seed"]["0"]["questions"] == 4
+    assert (
+        json.loads((out / "report.json").read_text())["metrics"]["per_seed"]["0"]["questions"] == 4
+    )
     assert json.loads((out / SETTINGS).read_text())["concurrency"] == 1
 
 
 def test_duplicate_question_ids_are_refused(tmp_path: Path) -> None:
     cases = {
-        "same.json": ([{"_id": "a", "question": "q1", "answer": "x"}, {"_id": "a", "question": "q2", "answer": "y"}],
-                      "'a' (items 0, 1)"),
-        "int_vs_str.json": ([{"_id": 1, "question": "q1", "answer": "x"}, {"_id": "1", "question": "q2", "answer": "y"}],
-                            "'1' (items 0, 1)"),
-        "index.json": ([{"question": "q1", "answer": "x"}, {"_id": "0", "question": "q2", "answer": "y"}],
-                       "'0' (items 0, 1)"),
+        "same.json": (
+            [
+                {"_id": "a", "question": "q1", "answer": "x"},
+                {"_id": "a", "question": "q2", "answer": "y"},
+            ],
+            "'a' (items 0, 1)",
+        ),
+        "int_vs_str.json": (
+            [
+                {"_id": 1, "question": "q1", "answer": "x"},
+                {"_id": "1", "question": "q2", "answer": "y"},
+            ],
+            "'1' (items 0, 1)",
+        ),
+        "index.json": (
+            [{"question": "q1", "answer": "x"}, {"_id": "0", "question": "q2", "answer": "y"}],
+            "'0' (items 0, 1)",
+        ),
     }
     for name, (data, shown) in cases.items():
         path = tmp_path / name
@@ -121,7 +189,9 @@ def test_duplicate_question_ids_are_refused(tmp_path: Path) -> None:
         with pytest.raises(DatasetError, match="duplicate question ids") as raised:
             load_dataset(path)
         assert shown in str(raised.value) and "\n" not in str(raised.value)
-    (tmp_path / "bad_id.json").write_text(json.dumps([{"_id": None, "question": "q", "answer": "x"}]))
+    (tmp_path / "bad_id.json").write_text(
+        json.dumps([{"_id": None, "question": "q", "answer": "x"}])
+    )
     with pytest.raises(DatasetError, match="_id"):
         load_dataset(tmp_path / "bad_id.json")
 
@@ -129,40 +199,94 @@ def test_duplicate_question_ids_are_refused(tmp_path: Path) -> None:
 def test_duplicate_ids_refused_by_the_cli(files: tuple[Path, Path], tmp_path: Path) -> None:
     _, snapshot = files
     dataset = tmp_path / "dup.json"
-    dataset.write_text(json.dumps([{"_id": "a", "question": "q1", "answer": "x"},
-                                   {"_id": "a", "question": "q2", "answer": "y"}]))
+    dataset.write_text(
+        json.dumps(
+            [
+                {"_id": "a", "question": "q1", "answer": "x"},
+                {"_id": "a", "question": "q2", "answer": "y"},
+            ]
+        )
+    )
     script = tmp_path / "s.json"
     script.write_text(json.dumps(EVAL_SCRIPT))
-    result = CliRunner().invoke(app, ["eval", str(dataset), "--model", f"scripted:{script}", "--wiki",
-                                      str(snapshot), "--out", str(tmp_path / "o")])
+    result = CliRunner().invoke(
+        app,
+        [
+            "eval",
+            str(dataset),
+            "--model",
+            f"scripted:{script}",
+            "--wiki",
+            str(snapshot),
+            "--out",
+            str(tmp_path / "o"),
+        ],
+    )
     assert result.exit_code == 2 and "duplicate question ids 'a'" in " ".join(result.stderr.split())
     assert not (tmp_path / "o" / "trajectories.jsonl").exists()
 
 
-@pytest.mark.parametrize(("option", "value"), [
-    ("--limit", "0"), ("--limit", "-1"), ("--seeds", "0"), ("--seeds", "-2"), ("--sc-samples", "0"),
-    ("--concurrency", "0"), ("--concurrency", "-1"), ("--max-steps", "0"), ("--repetition-limit", "1"),
-    ("--observation-cap", "10"),
-])
-def test_meaningless_numbers_are_refused_in_one_line(tmp_path: Path, option: str, value: str) -> None:
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [
+        ("--limit", "0"),
+        ("--limit", "-1"),
+        ("--seeds", "0"),
+        ("--seeds", "-2"),
+        ("--sc-samples", "0"),
+        ("--concurrency", "0"),
+        ("--concurrency", "-1"),
+        ("--max-steps", "0"),
+        ("--repetition-limit", "1"),
+        ("--observation-cap", "10"),
+    ],
+)
+def test_meaningless_numbers_are_refused_in_one_line(
+    tmp_path: Path, option: str, value: str
+) -> None:
     dataset = tmp_path / "d.json"
     dataset.write_text(json.dumps([{"question": "q", "answer": "a"}]))
     out = tmp_path / "o"
-    result = CliRunner().invoke(app, ["eval", str(dataset), "--model", "scripted:nowhere.json",
-                                      "--out", str(out), option, value])
+    result = CliRunner().invoke(
+        app,
+        [
+            "eval",
+            str(dataset),
+            "--model",
+            "scripted:nowhere.json",
+            "--out",
+            str(out),
+            option,
+            value,
+        ],
+    )
     assert result.exit_code == 2
     assert result.stderr.strip().count("\n") == 0 and option in result.stderr, result.stderr
     assert not out.exists()
 
 
-def test_default_concurrency_is_one_for_the_local_model(files: tuple[Path, Path], tmp_path: Path,  # noqa: F811
-                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+def test_default_concurrency_is_one_for_the_local_model(
+    files: tuple[Path, Path],
+    tmp_path: Path,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     # llama.cpp serves one call at a time: more threads only wait (and used to race the load).
     dataset, snapshot = files
     script = tmp_path / "script.json"
     script.write_text(json.dumps(EVAL_SCRIPT))
-    done = CliRunner().invoke(app, ["eval", str(dataset), "--model", f"scripted:{script}", "--wiki",
-                                    str(snapshot), "--out", str(tmp_path / "scripted")])
+    done = CliRunner().invoke(
+        app,
+        [
+            "eval",
+            str(dataset),
+            "--model",
+            f"scripted:{script}",
+            "--wiki",
+            str(snapshot),
+            "--out",
+            str(tmp_path / "scripted"),
+        ],
+    )
     assert done.exit_code == 0, done.output
     assert json.loads((tmp_path / "scripted" / SETTINGS).read_text())["concurrency"] == 8
 
@@ -178,8 +302,20 @@ def test_default_concurrency_is_one_for_the_local_model(files: tuple[Path, Path]
 
     monkeypatch.setattr(eval_command, "_open_eval_resources", lambda config: Resources())
     monkeypatch.setattr(eval_command, "run_eval", fake_run_eval)
-    monkeypatch.setattr(eval_command.os, "_exit", lambda code: (_ for _ in ()).throw(SystemExit(code)))
+    monkeypatch.setattr(
+        eval_command.os, "_exit", lambda code: (_ for _ in ()).throw(SystemExit(code))
+    )
     CliRunner().invoke(app, ["eval", str(dataset), "--offline", "--out", str(tmp_path / "local")])
-    CliRunner().invoke(app, ["eval", str(dataset), "--offline", "--concurrency", "3",
-                             "--out", str(tmp_path / "local3")])
+    CliRunner().invoke(
+        app,
+        [
+            "eval",
+            str(dataset),
+            "--offline",
+            "--concurrency",
+            "3",
+            "--out",
+            str(tmp_path / "local3"),
+        ],
+    )
     assert seen == [1, 3]

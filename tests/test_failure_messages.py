@@ -65,11 +65,24 @@ def snapshot(tmp_path: Path) -> Path:
 # WIKIREACT_DEBUG and other yes/no variables
 
 
-@pytest.mark.parametrize(("value", "traceback"), [
-    ("0", False), ("false", False), ("No", False), ("off", False), ("", False), ("banana", False),
-    ("1", True), ("true", True), ("YES", True), ("on", True),
-])
-def test_debug_flag_is_parsed(value: str, traceback: bool, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("value", "traceback"),
+    [
+        ("0", False),
+        ("false", False),
+        ("No", False),
+        ("off", False),
+        ("", False),
+        ("banana", False),
+        ("1", True),
+        ("true", True),
+        ("YES", True),
+        ("on", True),
+    ],
+)
+def test_debug_flag_is_parsed(
+    value: str, traceback: bool, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     def broken(*args: object) -> None:
         raise RuntimeError("boom")
 
@@ -86,10 +99,13 @@ def test_debug_flag_is_parsed(value: str, traceback: bool, monkeypatch: pytest.M
         one_line(result, "unexpected RuntimeError: boom")
 
 
-def test_a_yes_no_variable_with_another_value_is_refused(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
-                                                         snapshot: Path) -> None:
+def test_a_yes_no_variable_with_another_value_is_refused(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, snapshot: Path
+) -> None:
     monkeypatch.setenv("WIKIREACT_APPROVE", "maybe")
-    result = runner.invoke(app, ["ask", QUESTION, "--model", write_script(tmp_path, GOOD_RUN), "--wiki", str(snapshot)])
+    result = runner.invoke(
+        app, ["ask", QUESTION, "--model", write_script(tmp_path, GOOD_RUN), "--wiki", str(snapshot)]
+    )
     assert result.exit_code == 2
     one_line(result, "WIKIREACT_APPROVE must be 1/true/yes/on or 0/false/no/off, got 'maybe'")
 
@@ -113,29 +129,74 @@ def disk_pages(monkeypatch: pytest.MonkeyPatch) -> Callable[[int | None], None]:
     return lambda pages: limit.update(pages=pages)
 
 
-def test_disk_full_in_ask_is_one_line_and_resumable(tmp_path: Path, snapshot: Path,
-                                                    disk_pages: Callable[[int | None], None]) -> None:
+def test_disk_full_in_ask_is_one_line_and_resumable(
+    tmp_path: Path, snapshot: Path, disk_pages: Callable[[int | None], None]
+) -> None:
     db = tmp_path / "threads.db"
     model = write_script(tmp_path, GOOD_RUN)
-    straight = runner.invoke(app, ["ask", QUESTION, "--model", model, "--wiki", str(snapshot), "--json",
-                                   "--db", str(tmp_path / "other.db")])
+    straight = runner.invoke(
+        app,
+        [
+            "ask",
+            QUESTION,
+            "--model",
+            model,
+            "--wiki",
+            str(snapshot),
+            "--json",
+            "--db",
+            str(tmp_path / "other.db"),
+        ],
+    )
     disk_pages(10)  # room for the schema (7 pages) and the first checkpoints, not the episode (12)
-    full = runner.invoke(app, ["ask", QUESTION, "--model", model, "--wiki", str(snapshot), "--json",
-                               "--db", str(db), "--thread-id", "t1"])
+    full = runner.invoke(
+        app,
+        [
+            "ask",
+            QUESTION,
+            "--model",
+            model,
+            "--wiki",
+            str(snapshot),
+            "--json",
+            "--db",
+            str(db),
+            "--thread-id",
+            "t1",
+        ],
+    )
     assert full.exit_code == 1
-    one_line(full, f"cannot save the episode in {db}: database or disk is full",
-             f"continue with `wikireact resume t1 --db {db}`")
+    one_line(
+        full,
+        f"cannot save the episode in {db}: database or disk is full",
+        f"continue with `wikireact resume t1 --db {db}`",
+    )
     disk_pages(None)  # space was freed
     resumed = runner.invoke(app, ["resume", "t1", "--db", str(db), "--json"])
     assert resumed.exit_code == 0, resumed.output
-    assert {**json.loads(resumed.stdout), "thread_id": ""} == {**json.loads(straight.stdout), "thread_id": ""}
+    assert {**json.loads(resumed.stdout), "thread_id": ""} == {
+        **json.loads(straight.stdout),
+        "thread_id": "",
+    }
 
 
-def test_disk_full_before_the_thread_is_recorded(tmp_path: Path, snapshot: Path,
-                                                 disk_pages: Callable[[int | None], None]) -> None:
+def test_disk_full_before_the_thread_is_recorded(
+    tmp_path: Path, snapshot: Path, disk_pages: Callable[[int | None], None]
+) -> None:
     disk_pages(6)
-    result = runner.invoke(app, ["ask", QUESTION, "--model", write_script(tmp_path, GOOD_RUN), "--wiki",
-                                 str(snapshot), "--db", str(tmp_path / "threads.db")])
+    result = runner.invoke(
+        app,
+        [
+            "ask",
+            QUESTION,
+            "--model",
+            write_script(tmp_path, GOOD_RUN),
+            "--wiki",
+            str(snapshot),
+            "--db",
+            str(tmp_path / "threads.db"),
+        ],
+    )
     assert result.exit_code == 2
     one_line(result, "database or disk is full")
     assert "resume" not in result.stderr  # there is nothing to resume
@@ -152,14 +213,19 @@ def big_pages(tmp_path: Path) -> Path:
     return path
 
 
-def test_snapshot_import_on_a_full_disk_leaves_no_file(tmp_path: Path, big_pages: Path,
-                                                       disk_pages: Callable[[int | None], None]) -> None:
+def test_snapshot_import_on_a_full_disk_leaves_no_file(
+    tmp_path: Path, big_pages: Path, disk_pages: Callable[[int | None], None]
+) -> None:
     out_dir = tmp_path / "out"
     out_dir.mkdir()
     disk_pages(40)
-    result = runner.invoke(app, ["snapshot", "import", str(big_pages), "--out", str(out_dir / "new.db")])
+    result = runner.invoke(
+        app, ["snapshot", "import", str(big_pages), "--out", str(out_dir / "new.db")]
+    )
     assert result.exit_code == 2
-    one_line(result, f"cannot import {big_pages} into {out_dir / 'new.db'}: database or disk is full")
+    one_line(
+        result, f"cannot import {big_pages} into {out_dir / 'new.db'}: database or disk is full"
+    )
     assert list(out_dir.iterdir()) == []
 
 
@@ -195,13 +261,25 @@ def test_a_full_disk_under_the_page_file_stops_the_episode_resumably(
 
     monkeypatch.setattr(sqlite3, "connect", capped)
     pages = {**PAGES, "Scott Derrickson": PAGES["Scott Derrickson"] + " He makes films." * 1000}
-    monkeypatch.setattr(wikireact.wiki.live, "LiveSource", lambda: MemorySource(pages))  # no network
+    monkeypatch.setattr(
+        wikireact.wiki.live, "LiveSource", lambda: MemorySource(pages)
+    )  # no network
     db = tmp_path / "threads.db"
-    args = ["--model", write_script(tmp_path, GOOD_RUN), "--wiki", f"record:{recording}", "--db", str(db)]
+    args = [
+        "--model",
+        write_script(tmp_path, GOOD_RUN),
+        "--wiki",
+        f"record:{recording}",
+        "--db",
+        str(db),
+    ]
     stopped = runner.invoke(app, ["ask", QUESTION, *args, "--thread-id", "t1", "--json"])
     assert stopped.exit_code == 1
-    one_line(stopped, f"the page file {recording} cannot be used (database or disk is full)",
-             f"wikireact resume t1 --db {db}")
+    one_line(
+        stopped,
+        f"the page file {recording} cannot be used (database or disk is full)",
+        f"wikireact resume t1 --db {db}",
+    )
     full["yes"] = False
     open_source.cache_clear()
     resumed = runner.invoke(app, ["resume", "t1", "--db", str(db), "--json"])
@@ -219,19 +297,23 @@ def corrupt_snapshot(path: Path) -> None:
     data = bytearray(path.read_bytes())
     page_size = int.from_bytes(data[16:18], "big")
     start = data.find(b"TARGETMARKER") // page_size * page_size
-    data[start:start + 12] = b"\xff" * 12
+    data[start : start + 12] = b"\xff" * 12
     path.write_bytes(bytes(data))
 
 
 def test_corrupt_snapshot_page_mid_episode_is_an_observation(tmp_path: Path) -> None:
     wiki = tmp_path / "damaged.db"
     corrupt_snapshot(wiki)
-    model = write_script(tmp_path, ["Action: Search[Target]", "Action: Search[Filler 3]", "Action: Finish[done]"])
+    model = write_script(
+        tmp_path, ["Action: Search[Target]", "Action: Search[Filler 3]", "Action: Finish[done]"]
+    )
     result = runner.invoke(app, ["ask", QUESTION, "--model", model, "--wiki", str(wiki), "--json"])
     assert result.exit_code == 0, result.output
     out = json.loads(result.stdout)
     observations = [step["observation"] for step in out["trajectory"]]
-    assert observations[0] == "The snapshot could not be read here (database disk image is malformed)."
+    assert (
+        observations[0] == "The snapshot could not be read here (database disk image is malformed)."
+    )
     assert observations[1].startswith("Filler page 3.")
     assert out["answer"] == "done"
 
@@ -239,39 +321,71 @@ def test_corrupt_snapshot_page_mid_episode_is_an_observation(tmp_path: Path) -> 
 # Bad scripts, bad import files
 
 
-@pytest.mark.parametrize(("content", "message"), [
-    ("[]", "holds no outputs"),
-    ('{"outputs": []}', "holds no outputs"),
-    ('{"outputs": ["Action: Finish[x]"], "delay_s": -1}', "delay_s must be a number of seconds >= 0, got -1"),
-    ('{"outputs": ["Action: Finish[x]"], "delay_s": NaN}', "got nan"),
-    ('{"outputs": ["Action: Finish[x]"], "delay_s": Infinity}', "got inf"),
-    ('{"outputs": ["Action: Finish[x]"], "delay_s": "1"}', "got '1'"),
-    ('{"outputs": ["Action: Finish[x]"], "delay_s": true}', "got True"),
-])
-def test_bad_scripts_are_refused_at_load(tmp_path: Path, snapshot: Path, content: str, message: str) -> None:
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("[]", "holds no outputs"),
+        ('{"outputs": []}', "holds no outputs"),
+        (
+            '{"outputs": ["Action: Finish[x]"], "delay_s": -1}',
+            "delay_s must be a number of seconds >= 0, got -1",
+        ),
+        ('{"outputs": ["Action: Finish[x]"], "delay_s": NaN}', "got nan"),
+        ('{"outputs": ["Action: Finish[x]"], "delay_s": Infinity}', "got inf"),
+        ('{"outputs": ["Action: Finish[x]"], "delay_s": "1"}', "got '1'"),
+        ('{"outputs": ["Action: Finish[x]"], "delay_s": true}', "got True"),
+    ],
+)
+def test_bad_scripts_are_refused_at_load(
+    tmp_path: Path, snapshot: Path, content: str, message: str
+) -> None:
     db = tmp_path / "threads.db"
-    result = runner.invoke(app, ["ask", QUESTION, "--model", write_script(tmp_path, content), "--wiki",
-                                 str(snapshot), "--db", str(db), "--thread-id", "t1"])
+    result = runner.invoke(
+        app,
+        [
+            "ask",
+            QUESTION,
+            "--model",
+            write_script(tmp_path, content),
+            "--wiki",
+            str(snapshot),
+            "--db",
+            str(db),
+            "--thread-id",
+            "t1",
+        ],
+    )
     assert result.exit_code == 2
     one_line(result, "cannot use script", message)
-    assert "unknown thread id" in runner.invoke(app, ["history", "t1", "--db", str(db)]).stderr  # nothing started
+    assert (
+        "unknown thread id" in runner.invoke(app, ["history", "t1", "--db", str(db)]).stderr
+    )  # nothing started
 
 
 def hotpot(*titles: str) -> list[dict[str, Any]]:
-    return [{"_id": "a", "question": "q", "answer": "a",
-             "context": [[title, ["One sentence.", "Two."]] for title in titles]}]
+    return [
+        {
+            "_id": "a",
+            "question": "q",
+            "answer": "a",
+            "context": [[title, ["One sentence.", "Two."]] for title in titles],
+        }
+    ]
 
 
-@pytest.mark.parametrize(("content", "message"), [
-    (hotpot("Good", ""), "item 1: a context entry has an empty title"),
-    (hotpot("Good", "   "), "item 1: a context entry has an empty title"),
-    ({"data": hotpot("Good")}, "its JSON is not a list of items"),
-    ({}, "its JSON is not a list of items"),
-    ("just text", "its JSON is not a list of items"),
-    (42, "its JSON is not a list of items"),
-    ([1, 2], "item 1 is not an object with a \"context\" list"),
-    ([{"title": "Good", "text": "One."}], "item 1 is not an object with a \"context\" list"),
-])
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (hotpot("Good", ""), "item 1: a context entry has an empty title"),
+        (hotpot("Good", "   "), "item 1: a context entry has an empty title"),
+        ({"data": hotpot("Good")}, "its JSON is not a list of items"),
+        ({}, "its JSON is not a list of items"),
+        ("just text", "its JSON is not a list of items"),
+        (42, "its JSON is not a list of items"),
+        ([1, 2], 'item 1 is not an object with a "context" list'),
+        ([{"title": "Good", "text": "One."}], 'item 1 is not an object with a "context" list'),
+    ],
+)
 def test_bad_hotpot_files_are_refused(tmp_path: Path, content: object, message: str) -> None:
     source = tmp_path / "input.json"
     source.write_text(json.dumps(content))
@@ -285,5 +399,7 @@ def test_bad_hotpot_files_are_refused(tmp_path: Path, content: object, message: 
 def test_an_empty_list_is_zero_pages(tmp_path: Path) -> None:
     source = tmp_path / "empty.json"
     source.write_text("  []")
-    result = runner.invoke(app, ["snapshot", "import", str(source), "--out", str(tmp_path / "out.db")])
+    result = runner.invoke(
+        app, ["snapshot", "import", str(source), "--out", str(tmp_path / "out.db")]
+    )
     assert result.exit_code == 0 and "0 pages read" in result.stdout

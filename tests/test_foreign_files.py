@@ -131,7 +131,9 @@ def script(tmp_path: Path) -> str:
     return f"scripted:{path}"
 
 
-def refused_untouched(tmp_path: Path, kind: str, run: Callable[[Path], Result], message: str) -> None:
+def refused_untouched(
+    tmp_path: Path, kind: str, run: Callable[[Path], Result], message: str
+) -> None:
     target_dir = tmp_path / "target"
     target_dir.mkdir(parents=True)
     target = target_dir / "file.db"
@@ -146,12 +148,17 @@ def refused_untouched(tmp_path: Path, kind: str, run: Callable[[Path], Result], 
 
 
 @pytest.mark.parametrize("kind", NOT_CHECKPOINTS)
-def test_db_refuses_files_that_are_not_checkpoint_files(tmp_path: Path, kind: str, script: str) -> None:
+def test_db_refuses_files_that_are_not_checkpoint_files(
+    tmp_path: Path, kind: str, script: str
+) -> None:
     snapshot = tmp_path / "wiki.db"
     snapshot_file(snapshot)
     refused_untouched(
-        tmp_path, kind,
-        lambda db: runner.invoke(app, ["ask", QUESTION, "--model", script, "--wiki", str(snapshot), "--db", str(db)]),
+        tmp_path,
+        kind,
+        lambda db: runner.invoke(
+            app, ["ask", QUESTION, "--model", script, "--wiki", str(snapshot), "--db", str(db)]
+        ),
         "cannot use checkpoint file",
     )
 
@@ -164,36 +171,58 @@ def test_history_and_resume_refuse_them_too(tmp_path: Path, kind: str) -> None:
             return runner.invoke(app, [command, "t1", "--db", str(db)])
 
         refused_untouched(
-            tmp_path / command, kind, run,
+            tmp_path / command,
+            kind,
+            run,
             "cannot use checkpoint file",
         )
 
 
 @pytest.mark.parametrize("kind", NOT_SNAPSHOTS)
-def test_snapshot_import_refuses_files_that_are_not_snapshots(tmp_path: Path, kind: str, pages: Path) -> None:
+def test_snapshot_import_refuses_files_that_are_not_snapshots(
+    tmp_path: Path, kind: str, pages: Path
+) -> None:
     refused_untouched(
-        tmp_path, kind,
+        tmp_path,
+        kind,
         lambda out: runner.invoke(app, ["snapshot", "import", str(pages), "--out", str(out)]),
         "cannot write snapshot",
     )
 
 
 @pytest.mark.parametrize("kind", list(MAKERS))
-def test_model_cache_refuses_files_that_are_not_model_caches(tmp_path: Path, kind: str, script: str) -> None:
+def test_model_cache_refuses_files_that_are_not_model_caches(
+    tmp_path: Path, kind: str, script: str
+) -> None:
     snapshot = tmp_path / "wiki.db"
     snapshot_file(snapshot)
     refused_untouched(
-        tmp_path, kind,
-        lambda cache: runner.invoke(app, ["ask", QUESTION, "--model", script, "--wiki", str(snapshot),
-                                          "--model-cache", str(cache)]),
+        tmp_path,
+        kind,
+        lambda cache: runner.invoke(
+            app,
+            [
+                "ask",
+                QUESTION,
+                "--model",
+                script,
+                "--wiki",
+                str(snapshot),
+                "--model-cache",
+                str(cache),
+            ],
+        ),
         "cannot use model cache",
     )
 
 
 def test_record_refuses_another_programs_db(tmp_path: Path, script: str) -> None:
     refused_untouched(
-        tmp_path, "another program's db",
-        lambda db: runner.invoke(app, ["ask", QUESTION, "--model", script, "--wiki", f"record:{db}"]),
+        tmp_path,
+        "another program's db",
+        lambda db: runner.invoke(
+            app, ["ask", QUESTION, "--model", script, "--wiki", f"record:{db}"]
+        ),
         "cannot write snapshot",
     )
 
@@ -206,7 +235,9 @@ def test_new_empty_and_own_files_are_used(tmp_path: Path, pages: Path, script: s
         result = runner.invoke(app, ["snapshot", "import", str(pages), "--out", str(out)])
         assert result.exit_code == 0, result.output
     for db in (empty_db, tmp_path / "new" / "threads.db", empty_db):
-        result = runner.invoke(app, ["ask", QUESTION, "--model", script, "--wiki", str(empty_out), "--db", str(db)])
+        result = runner.invoke(
+            app, ["ask", QUESTION, "--model", script, "--wiki", str(empty_out), "--db", str(db)]
+        )
         assert result.exit_code == 0, result.output
     blank = tmp_path / "blank.db"  # a SQLite database with nothing in it
     conn = sqlite3.connect(blank)

@@ -18,30 +18,51 @@ Graph = CompiledStateGraph[State, Context, InputState, OutputState]
 
 
 def from_snapshots(graph: Graph, thread_id: str) -> list[CheckpointSummary]:
-    return [CheckpointSummary(s.config["configurable"]["checkpoint_id"], (s.metadata or {}).get("step"),
-                              s.values.get("steps", 0), s.values.get("status"), tuple(sorted(s.next)))
-            for s in graph.get_state_history(thread(thread_id))]
+    return [
+        CheckpointSummary(
+            s.config["configurable"]["checkpoint_id"],
+            (s.metadata or {}).get("step"),
+            s.values.get("steps", 0),
+            s.values.get("status"),
+            tuple(sorted(s.next)),
+        )
+        for s in graph.get_state_history(thread(thread_id))
+    ]
 
 
-def test_listing_matches_full_snapshots_in_every_situation(tmp_path: Path, wiki: MemorySource) -> None:
+def test_listing_matches_full_snapshots_in_every_situation(
+    tmp_path: Path, wiki: MemorySource
+) -> None:
     store = ThreadStore(tmp_path / "threads.db")
     graph = build_graph(store.saver, model=ScriptedChatModel(outputs=GOOD_RUN), wiki=wiki)
     graph.invoke({"question": QUESTION}, thread("done"), durability="sync")  # finished
-    failing = build_graph(store.saver, wiki=wiki, model=ScriptedChatModel(
-        outputs=GOOD_RUN, errors={2: TimeoutError("down")}))
+    failing = build_graph(
+        store.saver,
+        wiki=wiki,
+        model=ScriptedChatModel(outputs=GOOD_RUN, errors={2: TimeoutError("down")}),
+    )
     with pytest.raises(Exception, match="did not answer"):  # failed in the middle
         failing.invoke({"question": QUESTION}, thread("failed"), durability="sync")
-    graph.invoke({"question": QUESTION}, thread("paused"), context=Context(approve=True))  # interrupted
+    graph.invoke(
+        {"question": QUESTION}, thread("paused"), context=Context(approve=True)
+    )  # interrupted
     history = list(graph.get_state_history(thread("done")))
     before_act = next(s for s in history if s.next == ("act",))
-    graph.update_state(before_act.config, {"current": {"action_text": "Search[Ed Wood]"}},
-                       as_node="parse")  # forked
+    graph.update_state(
+        before_act.config, {"current": {"action_text": "Search[Ed Wood]"}}, as_node="parse"
+    )  # forked
     for thread_id in ("done", "failed", "paused"):
         listed = list_checkpoints(store.saver, thread_id)
         assert listed == from_snapshots(graph, thread_id), thread_id
         assert len(listed) > 3
     assert {s.next for s in list_checkpoints(store.saver, "done")} >= {
-        ("__start__",), ("reason",), ("parse",), ("act",), ("observe",), ()}
+        ("__start__",),
+        ("reason",),
+        ("parse",),
+        ("act",),
+        ("observe",),
+        (),
+    }
     assert list_checkpoints(store.saver, "no-such-thread") == []
 
 

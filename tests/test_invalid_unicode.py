@@ -68,8 +68,13 @@ HOSTILE_TOOL_RUN = [
 ]
 
 
-def run_episode(store: ThreadStore, snapshot: Path, thread_id: str, fail_at: int | None,
-                protocol: Literal["text", "tools"] = "text") -> dict:
+def run_episode(
+    store: ThreadStore,
+    snapshot: Path,
+    thread_id: str,
+    fail_at: int | None,
+    protocol: Literal["text", "tools"] = "text",
+) -> dict:
     errors = {fail_at: RuntimeError("model down")} if fail_at is not None else {}
     outputs: list = HOSTILE_RUN if protocol == "text" else HOSTILE_TOOL_RUN
     model = ScriptedChatModel(outputs=outputs, errors=errors)
@@ -88,19 +93,27 @@ def run_episode(store: ThreadStore, snapshot: Path, thread_id: str, fail_at: int
     return values
 
 
-def test_surrogates_from_the_model_run_checkpoint_and_resume_alike(tmp_path: Path, snapshot: Path) -> None:
+def test_surrogates_from_the_model_run_checkpoint_and_resume_alike(
+    tmp_path: Path, snapshot: Path
+) -> None:
     store = ThreadStore(tmp_path / "threads.db")
     straight = run_episode(store, snapshot, "straight", fail_at=None)
     resumed = run_episode(store, snapshot, "resumed", fail_at=2)
     assert straight["status"] == "finished" and straight["answer"] == "yes \ufffd"
     assert encodable(straight) and straight == resumed
     steps = straight["trajectory"]
-    assert steps[0]["thought"] == "odd \ufffd text" and steps[0]["action"] == "Search[Ed Wood\ufffd]"
-    assert steps[0]["observation"].startswith("Could not find Ed Wood\ufffd.")  # searched, not crashed
+    assert (
+        steps[0]["thought"] == "odd \ufffd text" and steps[0]["action"] == "Search[Ed Wood\ufffd]"
+    )
+    assert steps[0]["observation"].startswith(
+        "Could not find Ed Wood\ufffd."
+    )  # searched, not crashed
     assert steps[2]["observation"] == "No more results."
 
 
-def test_surrogates_in_tool_calls_run_checkpoint_and_resume_alike(tmp_path: Path, snapshot: Path) -> None:
+def test_surrogates_in_tool_calls_run_checkpoint_and_resume_alike(
+    tmp_path: Path, snapshot: Path
+) -> None:
     store = ThreadStore(tmp_path / "threads.db")
     straight = run_episode(store, snapshot, "straight", fail_at=None, protocol="tools")
     resumed = run_episode(store, snapshot, "resumed", fail_at=2, protocol="tools")
@@ -110,7 +123,9 @@ def test_surrogates_in_tool_calls_run_checkpoint_and_resume_alike(tmp_path: Path
     assert straight["trajectory"][0]["thought"] == "odd \ufffd text"
 
 
-def test_surrogates_through_the_cli(tmp_path: Path, snapshot: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_surrogates_through_the_cli(
+    tmp_path: Path, snapshot: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("WIKIREACT_DATA_DIR", str(tmp_path / "data"))
     script = tmp_path / "hostile.json"
     script.write_text(json.dumps(HOSTILE_RUN))  # JSON escapes: "\ud800"
@@ -118,17 +133,23 @@ def test_surrogates_through_the_cli(tmp_path: Path, snapshot: Path, monkeypatch:
     short.write_text(json.dumps(HOSTILE_RUN[:2]))
     common = ["--wiki", str(snapshot), "--json"]
 
-    straight = runner.invoke(app, ["ask", QUESTION, "--model", f"scripted:{script}", "--thread-id", "a", *common])
+    straight = runner.invoke(
+        app, ["ask", QUESTION, "--model", f"scripted:{script}", "--thread-id", "a", *common]
+    )
     assert straight.exit_code == 0, straight.output
     out = json.loads(straight.stdout)
     assert out["answer"] == "yes \ufffd" and out["trajectory"][0]["thought"] == "odd \ufffd text"
 
-    first = runner.invoke(app, ["ask", QUESTION, "--model", f"scripted:{short}", "--thread-id", "b", *common])
+    first = runner.invoke(
+        app, ["ask", QUESTION, "--model", f"scripted:{short}", "--thread-id", "b", *common]
+    )
     assert first.exit_code == 1 and "wikireact resume b" in first.stderr
     resumed = runner.invoke(app, ["resume", "b", "--json", "--model", f"scripted:{script}"])
     assert resumed.exit_code == 0, resumed.output
     assert {**json.loads(resumed.stdout), "thread_id": "a"} == out
 
-    shown = runner.invoke(app, ["ask", "What \udcff?", "--model", f"scripted:{script}", "--wiki", str(snapshot)])
+    shown = runner.invoke(
+        app, ["ask", "What \udcff?", "--model", f"scripted:{script}", "--wiki", str(snapshot)]
+    )
     assert shown.exit_code == 0, shown.output
     assert "Thought 1: odd \ufffd text" in shown.stdout and "yes \ufffd" in shown.stdout

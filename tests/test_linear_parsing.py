@@ -35,7 +35,10 @@ HOSTILE: dict[str, Callable[[int], str]] = {
     "unclosed Search[": lambda n: "Search[" * n,
 }
 PARSERS: list[Callable[[str], object]] = [
-    parse_output, cut_at_observation, extract_answer, has_complete_action,
+    parse_output,
+    cut_at_observation,
+    extract_answer,
+    has_complete_action,
     lambda text: tools_protocol.parse_tool_calls(text, []),  # the thought beside a tool call
 ]
 
@@ -48,7 +51,9 @@ def test_hostile_replies_parse_in_linear_time(shape: str) -> None:
             start = time.perf_counter()
             parse(text)
             elapsed = time.perf_counter() - start
-            assert elapsed < BOUND_S, f"{getattr(parse, '__name__', parse)} on {shape} x{size}: {elapsed:.2f} s"
+            assert elapsed < BOUND_S, (
+                f"{getattr(parse, '__name__', parse)} on {shape} x{size}: {elapsed:.2f} s"
+            )
 
 
 def test_hostile_page_lines_split_in_linear_time() -> None:
@@ -61,7 +66,9 @@ def test_hostile_page_lines_split_in_linear_time() -> None:
 
 def test_ten_thousand_blank_lines_are_no_action() -> None:
     start = time.perf_counter()
-    parsed = parse_output("Thought: hmm" + "\n" * 10_000 + "Action: Search[Ed Wood]" + "\n" * 10_000)
+    parsed = parse_output(
+        "Thought: hmm" + "\n" * 10_000 + "Action: Search[Ed Wood]" + "\n" * 10_000
+    )
     assert time.perf_counter() - start < BOUND_S
     assert parsed.thought == "hmm" and str(parsed.result) == "Search[Ed Wood]"
 
@@ -89,9 +96,41 @@ def old_extract_answer(text: str) -> str | None:
     return line.group(1).strip().rstrip(".") if line else None
 
 
-PIECES = [" ", "  ", "\n", "\t", "\u2028", "\xa0", "*", "#", ">", "_", "`", ":", ".", '"', "1", "x", "[", "]",
-          "Observation", "observations", "OBSERVATION", "Action", "action 2", "Thought", "Search", "lookup",
-          "Finish[", "answer is", "Answer", "ANSWER:", "\u017f", "=", "=="]
+PIECES = [
+    " ",
+    "  ",
+    "\n",
+    "\t",
+    "\u2028",
+    "\xa0",
+    "*",
+    "#",
+    ">",
+    "_",
+    "`",
+    ":",
+    ".",
+    '"',
+    "1",
+    "x",
+    "[",
+    "]",
+    "Observation",
+    "observations",
+    "OBSERVATION",
+    "Action",
+    "action 2",
+    "Thought",
+    "Search",
+    "lookup",
+    "Finish[",
+    "answer is",
+    "Answer",
+    "ANSWER:",
+    "\u017f",
+    "=",
+    "==",
+]
 hostile_text = st.lists(st.sampled_from(PIECES), max_size=16).map("".join)
 
 
@@ -102,8 +141,12 @@ def test_model_text_parses_as_before(text: str) -> None:
     for line in text.split("\n"):
         new, old = protocol._ACTION_LABEL.match(line), OLD_ACTION_LABEL.match(line)
         assert (new and new.group(0, 1)) == (old and old.group(0, 1))
-        assert protocol._THOUGHT_LABEL.sub("", line, count=1) == OLD_THOUGHT_LABEL.sub("", line, count=1)
-        assert tools_protocol._THOUGHT_LABEL.sub("", line, count=1) == OLD_THOUGHT_LABEL.sub("", line, count=1)
+        assert protocol._THOUGHT_LABEL.sub("", line, count=1) == OLD_THOUGHT_LABEL.sub(
+            "", line, count=1
+        )
+        assert tools_protocol._THOUGHT_LABEL.sub("", line, count=1) == OLD_THOUGHT_LABEL.sub(
+            "", line, count=1
+        )
     assert extract_answer(text) == old_extract_answer(text)
     assert has_complete_action(text) == bool(OLD_COMPLETE_ACTION.search(text))
     for line in text.splitlines():

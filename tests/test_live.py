@@ -25,11 +25,15 @@ URL = re.compile(re.escape(API_URL) + r".*")
 @pytest.fixture
 def wiki() -> FakeMediaWiki:
     return FakeMediaWiki(
-        pages={"Ed Wood": "Edward Davis Wood Jr. was an American filmmaker.\n\n== Life ==\nHe was born in 1924.",
-               "Harry Potter": "Harry Potter is a series of novels."},
+        pages={
+            "Ed Wood": "Edward Davis Wood Jr. was an American filmmaker.\n\n== Life ==\nHe was born in 1924.",
+            "Harry Potter": "Harry Potter is a series of novels.",
+        },
         redirects={"Edward D. Wood Jr.": "Ed Wood"},
         disambiguations={"Mercury": ["Mercury (planet)", "Mercury (element)"]},
-        search_results={"Ed Woody": ["Ed Wood", "Woody Allen", "Ed Sheeran", "Tim Burton", "Bela Lugosi", "X"]},
+        search_results={
+            "Ed Woody": ["Ed Wood", "Woody Allen", "Ed Sheeran", "Tim Burton", "Bela Lugosi", "X"]
+        },
     )
 
 
@@ -55,7 +59,9 @@ def live(**kw: Any) -> LiveSource:
     return LiveSource(Transport(sleep=no_sleep, **kw))
 
 
-def test_page_over_https_without_auto_suggest(api: responses.RequestsMock, wiki: FakeMediaWiki) -> None:
+def test_page_over_https_without_auto_suggest(
+    api: responses.RequestsMock, wiki: FakeMediaWiki
+) -> None:
     page = live().fetch("Harry Potter")
     assert page == Page("Harry Potter", "Harry Potter is a series of novels.")
     assert all(str(call.request.url).startswith("https://") for call in api.calls)
@@ -70,7 +76,8 @@ def test_redirect_is_followed(api: responses.RequestsMock) -> None:
 def test_missing_page_gives_similar_titles(api: responses.RequestsMock) -> None:
     found = search(live(), "Ed Woody")
     assert found.observation == (
-        "Could not find Ed Woody. Similar: ['Ed Wood', 'Woody Allen', 'Ed Sheeran', 'Tim Burton', 'Bela Lugosi'].")
+        "Could not find Ed Woody. Similar: ['Ed Wood', 'Woody Allen', 'Ed Sheeran', 'Tim Burton', 'Bela Lugosi']."
+    )
     assert found.page_title is None
 
 
@@ -83,7 +90,10 @@ def test_disambiguation_without_bs4_warnings(api: responses.RequestsMock) -> Non
 
 def test_sections_are_dropped_from_sentences(api: responses.RequestsMock) -> None:
     found = search(live(), "Ed Wood")
-    assert found.sentences == ["Edward Davis Wood Jr. was an American filmmaker.", "He was born in 1924."]
+    assert found.sentences == [
+        "Edward Davis Wood Jr. was an American filmmaker.",
+        "He was born in 1924.",
+    ]
 
 
 def test_429_then_success_is_retried_with_backoff(wiki: FakeMediaWiki) -> None:
@@ -91,7 +101,11 @@ def test_429_then_success_is_retried_with_backoff(wiki: FakeMediaWiki) -> None:
     with responses.RequestsMock() as mock:
         mock.add(responses.GET, URL, status=429, headers={"Retry-After": "2"})
         mock.add(responses.GET, URL, status=503)
-        mock.add(responses.GET, URL, json=wiki.reply({"list": "search", "srsearch": "Ed Woody", "srlimit": "5"}))
+        mock.add(
+            responses.GET,
+            URL,
+            json=wiki.reply({"list": "search", "srsearch": "Ed Woody", "srlimit": "5"}),
+        )
         source = LiveSource(Transport(sleep=waits.append))
         assert source.similar("Ed Woody")[0] == "Ed Wood"
     assert waits[0] == 2.0  # Retry-After honoured
@@ -126,7 +140,9 @@ def test_offline_machine_becomes_a_clear_observation() -> None:
     with responses.RequestsMock() as mock:
         mock.add(responses.GET, URL, body=requests.exceptions.ConnectionError("no route"))
         found = search(live(retries=0), "Ed Wood")
-    assert found.observation == "Wikipedia is unavailable right now (cannot connect: ConnectionError)."
+    assert (
+        found.observation == "Wikipedia is unavailable right now (cannot connect: ConnectionError)."
+    )
 
 
 def test_cache_fetches_a_title_once_and_records_for_replay(
@@ -143,7 +159,9 @@ def test_cache_fetches_a_title_once_and_records_for_replay(
     assert len(wiki.calls) == requests_after_first
     # the cache is a snapshot: replay offline, identically
     replay = SnapshotSource.open(db)
-    assert [search(replay, t).observation for t in ("Edward D. Wood Jr.", "Ed Woody", "Mercury")] == first
+    assert [
+        search(replay, t).observation for t in ("Edward D. Wood Jr.", "Ed Woody", "Mercury")
+    ] == first
 
 
 def test_failures_are_not_cached(tmp_path: Path, wiki: FakeMediaWiki) -> None:
@@ -153,8 +171,17 @@ def test_failures_are_not_cached(tmp_path: Path, wiki: FakeMediaWiki) -> None:
         with pytest.raises(WikiUnavailableError):
             cached.fetch("Ed Wood")
     with responses.RequestsMock() as mock:
-        mock.add_callback(responses.GET, URL, callback=lambda r: (200, {}, __import__("json").dumps(
-            wiki.reply(dict(parse_qsl(urlparse(str(r.url)).query, keep_blank_values=True))))))
+        mock.add_callback(
+            responses.GET,
+            URL,
+            callback=lambda r: (
+                200,
+                {},
+                __import__("json").dumps(
+                    wiki.reply(dict(parse_qsl(urlparse(str(r.url)).query, keep_blank_values=True)))
+                ),
+            ),
+        )
         assert isinstance(cached.fetch("Ed Wood"), Page)
 
 
@@ -165,5 +192,11 @@ def test_invalid_unicode_in_a_reply_is_repaired_and_cached(
     wiki.search_results["Od"] = ["Odd", "Bad \udfff title"]
     cached = CachedSource(live(), SnapshotStore.create(tmp_path / "cache.db"))
     assert search(cached, "Odd").observation == "Odd \ufffd text is here."
-    assert search(cached, "Od").observation == "Could not find Od. Similar: ['Odd', 'Bad \ufffd title']."
-    assert search(SnapshotSource.open(tmp_path / "cache.db"), "Odd").observation == "Odd \ufffd text is here."
+    assert (
+        search(cached, "Od").observation
+        == "Could not find Od. Similar: ['Odd', 'Bad \ufffd title']."
+    )
+    assert (
+        search(SnapshotSource.open(tmp_path / "cache.db"), "Odd").observation
+        == "Odd \ufffd text is here."
+    )

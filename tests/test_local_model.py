@@ -45,8 +45,11 @@ def test_one_short_local_episode(data_dir: Path, monkeypatch: pytest.MonkeyPatch
     assert 1 <= out["steps"] <= 3 and len(out["trajectory"]) == out["steps"]
     # the status is the one the episode's last step calls for, not merely some terminal status
     last = out["trajectory"][-1]
-    ending = {"finished": {"finish"}, "repetition_halted": {"repeat"},
-              "budget_exhausted": {"executed", "invalid", "repeat"}}
+    ending = {
+        "finished": {"finish"},
+        "repetition_halted": {"repeat"},
+        "budget_exhausted": {"executed", "invalid", "repeat"},
+    }
     assert last["kind"] in ending[out["status"]], (out["status"], out["trajectory"])
     if out["status"] == "finished":
         assert out["answer"] and last["action"] == f"Finish[{out['answer']}]"
@@ -68,9 +71,25 @@ def test_the_readme_demo_question_is_answered(data_dir: Path, tmp_path: Path) ->
     snapshot = ensure_offline_snapshot(data_dir / "offline.db")
     env = {**os.environ, "PYTHONPATH": str(Path(wikireact.__file__).parents[1])}
     done = subprocess.run(
-        [sys.executable, "-m", "wikireact", "ask", "--model", "local", "--wiki", str(snapshot),
-         "--db", str(tmp_path / "threads.db"), "--json", "Who painted the Mona Lisa?"],
-        env=env, capture_output=True, text=True, timeout=600)
+        [
+            sys.executable,
+            "-m",
+            "wikireact",
+            "ask",
+            "--model",
+            "local",
+            "--wiki",
+            str(snapshot),
+            "--db",
+            str(tmp_path / "threads.db"),
+            "--json",
+            "Who painted the Mona Lisa?",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     out = json.loads(done.stdout)
     assert out["answer"] == "Leonardo da Vinci", out["trajectory"]
@@ -105,8 +124,13 @@ def test_concurrent_first_use_leaves_stdout_and_stderr_working(data_dir: Path) -
     # llama-cpp-python silences loading by pointing fds 1 and 2 at /dev/null and back;
     # overlapping loads used to leave them there, and `eval` then printed nothing.
     env = {**os.environ, "PYTHONPATH": str(Path(wikireact.__file__).parents[1])}
-    done = subprocess.run([sys.executable, "-c", FIRST_USE_FROM_THREADS], env=env,
-                          capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-c", FIRST_USE_FROM_THREADS],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     assert "stdout works after 4 concurrent first uses" in done.stdout
     assert "stderr works" in done.stderr

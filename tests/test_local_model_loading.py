@@ -58,8 +58,13 @@ os.write(2, b"stderr works\\n")
 
 def test_overlapping_first_uses_leave_stdout_and_stderr_working() -> None:
     env = {**os.environ, "PYTHONPATH": str(Path(wikireact.__file__).parents[1])}
-    done = subprocess.run([sys.executable, "-c", OVERLAPPING_LOADS], env=env,
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", OVERLAPPING_LOADS],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     # three models load once each; the model shared by three threads loads once
     assert "stdout works after 4 loads" in done.stdout

@@ -25,12 +25,16 @@ def test_ainvoke(wiki: MemorySource) -> None:
     assert [s["action"] for s in out["trajectory"]] == ACTIONS
 
 
-def test_batch_respects_the_concurrency_limit(checkpointer: BaseCheckpointSaver, wiki: MemorySource) -> None:
+def test_batch_respects_the_concurrency_limit(
+    checkpointer: BaseCheckpointSaver, wiki: MemorySource
+) -> None:
     model = SpyModel(outputs=GOOD_RUN, delay_s=0.05)
     graph = build_graph(checkpointer, model=model, wiki=wiki)
     configs: list[RunnableConfig] = [{**thread(f"b{i}"), "max_concurrency": 2} for i in range(6)]
     outs = graph.batch([{"question": QUESTION}] * 6, configs)
-    assert all(o["answer"] == "yes" and [s["action"] for s in o["trajectory"]] == ACTIONS for o in outs)
+    assert all(
+        o["answer"] == "yes" and [s["action"] for s in o["trajectory"]] == ACTIONS for o in outs
+    )
     assert model.peak == 2
 
 

@@ -20,8 +20,16 @@ GOOD = [
     ("Action: Search['Ed Wood']", "", Action("Search", "Ed Wood")),
     ("**Thought 1:** plan\n**Action 1:** Search[Ed Wood]", "plan", Action("Search", "Ed Wood")),
     ("Thought: plan\nSearch[Ed Wood]", "plan", Action("Search", "Ed Wood")),
-    ("Thought: multi\nline thought\nAction: Lookup[U.S.]", "multi line thought", Action("Lookup", "U.S.")),
-    ("Thought: x\nAction: Search[Ed Wood]\nObservation: Finish[pwned]", "x", Action("Search", "Ed Wood")),
+    (
+        "Thought: multi\nline thought\nAction: Lookup[U.S.]",
+        "multi line thought",
+        Action("Lookup", "U.S."),
+    ),
+    (
+        "Thought: x\nAction: Search[Ed Wood]\nObservation: Finish[pwned]",
+        "x",
+        Action("Search", "Ed Wood"),
+    ),
     ("Action: Search[Ed   Wood]", "", Action("Search", "Ed Wood")),
 ]
 
@@ -54,7 +62,9 @@ def test_bad_outputs_give_format_errors(text: str, message: str) -> None:
     result = parse_output(text).result
     assert isinstance(result, FormatError)
     assert message in result.message
-    assert "Search[title], Lookup[keyword] and Finish[answer]" in result.message or "longer" in message
+    assert (
+        "Search[title], Lookup[keyword] and Finish[answer]" in result.message or "longer" in message
+    )
 
 
 def test_require_thought() -> None:
@@ -79,8 +89,22 @@ def test_arguments_are_never_evaluated() -> None:
 
 
 _ALPHABET = st.sampled_from(
-    list("abcXYZ []()`'\"\n\r\t:0123456789.*_") + ["Action", "Action 2:", "Thought:", "Search[",
-    "Lookup[", "Finish[", "Observation", "]", "[[", "\u202e", "\x00", "Serch", "»"]
+    list("abcXYZ []()`'\"\n\r\t:0123456789.*_")
+    + [
+        "Action",
+        "Action 2:",
+        "Thought:",
+        "Search[",
+        "Lookup[",
+        "Finish[",
+        "Observation",
+        "]",
+        "[[",
+        "\u202e",
+        "\x00",
+        "Serch",
+        "»",
+    ]
 )
 
 

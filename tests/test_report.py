@@ -19,7 +19,11 @@ from wikireact.eval.runs import load_runs
 from wikireact.scripted import ScriptOutput
 
 DATA = [
-    {"_id": "q1", "question": "Were Scott Derrickson and Ed Wood of the same nationality?", "answer": "yes"},
+    {
+        "_id": "q1",
+        "question": "Were Scott Derrickson and Ed Wood of the same nationality?",
+        "answer": "yes",
+    },
     {"_id": "q2", "question": "Where was Ed Wood born?", "answer": "Poughkeepsie, New York"},
     {"_id": "q3", "question": "Which city does Scott Derrickson live in?", "answer": "Los Angeles"},
     {"_id": "q4", "question": "Where did Ed Wood die?", "answer": "Los Angeles"},
@@ -44,8 +48,23 @@ def make_runs(root: Path) -> list[Path]:
     runs = []
     for method in METHODS:
         out = root / "runs" / f"{method}-run"
-        result = CliRunner().invoke(app, ["eval", str(dataset), "--method", method, "--model", f"scripted:{script}",
-                                          "--wiki", str(snapshot), "--out", str(out), "--concurrency", "2"])
+        result = CliRunner().invoke(
+            app,
+            [
+                "eval",
+                str(dataset),
+                "--method",
+                method,
+                "--model",
+                f"scripted:{script}",
+                "--wiki",
+                str(snapshot),
+                "--out",
+                str(out),
+                "--concurrency",
+                "2",
+            ],
+        )
         assert result.exit_code == 0, result.output
         runs.append(out)
     return runs
@@ -63,8 +82,9 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
 
 def test_report_with_paper_plot_and_browser(runs: list[Path], tmp_path: Path) -> None:
     png, page = tmp_path / "cmp.png", tmp_path / "cmp.html"
-    result = CliRunner().invoke(app, ["eval", "report", *map(str, runs), "--paper", "--plot", str(png),
-                                      "--html", str(page)])
+    result = CliRunner().invoke(
+        app, ["eval", "report", *map(str, runs), "--paper", "--plot", str(png), "--html", str(page)]
+    )
     assert result.exit_code == 0, result.output
     out = result.stdout
     for run in runs:
@@ -75,18 +95,26 @@ def test_report_with_paper_plot_and_browser(runs: list[Path], tmp_path: Path) ->
     assert "search" in out and "unseen," in out  # the category table
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 5000
     text = page.read_text()
-    assert "<script src" not in text and "<link" not in text and "http://" not in text.split("<script id")[0]
+    assert (
+        "<script src" not in text
+        and "<link" not in text
+        and "http://" not in text.split("<script id")[0]
+    )
     for run in runs:
         report = json.loads((run / "report.json").read_text())
         assert sum(report["metrics"]["categories"].values()) == len(DATA)
-        records = [json.loads(line) for line in (run / "trajectories.jsonl").read_text().splitlines()]
+        records = [
+            json.loads(line) for line in (run / "trajectories.jsonl").read_text().splitlines()
+        ]
         assert all(r["category"] in CATEGORIES for r in records)
 
 
 def test_category_counts_in_the_table(runs: list[Path]) -> None:
     console = Console(width=200, record=True)
     console.print(categories_table(load_runs(runs)))
-    react_row = next(line for line in console.export_text().splitlines() if line.strip().startswith("react-run"))
+    react_row = next(
+        line for line in console.export_text().splitlines() if line.strip().startswith("react-run")
+    )
     counts = json.loads((runs[0] / "report.json").read_text())["metrics"]["categories"]
     assert react_row.split()[1:] == [str(counts[key]) for key in CATEGORIES]
 
@@ -96,7 +124,9 @@ def test_svg_plot_and_a_bad_plot_name(runs: list[Path], tmp_path: Path) -> None:
     ok = CliRunner().invoke(app, ["eval", "report", str(runs[0]), "--plot", str(svg), "--paper"])
     assert ok.exit_code == 0, ok.output
     assert "<svg" in svg.read_text()
-    bad = CliRunner().invoke(app, ["eval", "report", str(runs[0]), "--plot", str(tmp_path / "cmp.jpg")])
+    bad = CliRunner().invoke(
+        app, ["eval", "report", str(runs[0]), "--plot", str(tmp_path / "cmp.jpg")]
+    )
     assert bad.exit_code == 2 and "must end in .png or .svg" in one_line(bad.stderr)
 
 
@@ -106,7 +136,9 @@ def test_tables_fit_narrow_terminals(runs: list[Path], tmp_path: Path, width: in
     long = tmp_path / "cot-sc-react-qwen3.6-27b-tools-3-seeds"
     shutil.copytree(runs[0], long)
     report = json.loads((long / "report.json").read_text())
-    report["settings"].update(method="cot-sc-react", model="groq:qwen/qwen3.6-27b", protocol="tools")
+    report["settings"].update(
+        method="cot-sc-react", model="groq:qwen/qwen3.6-27b", protocol="tools"
+    )
     report["metrics"]["std"] = {key: 0.0123 for key in report["metrics"]["std"]}
     report["metrics"]["categories"] = {key: 1500 for key in CATEGORIES}
     (long / "report.json").write_text(json.dumps(report))
@@ -139,9 +171,14 @@ def test_rows_name_their_run_model_and_protocol(runs: list[Path], tmp_path: Path
     result = CliRunner().invoke(app, ["eval", "report", str(runs[0]), str(tools)])
     assert result.exit_code == 0, result.output
     assert "react-run" in result.stdout and "react-tools" in result.stdout
-    assert "groq:qwen/qwen3.6-27b · tools" in result.stdout and "scripted:script.json · text" in result.stdout
+    assert (
+        "groq:qwen/qwen3.6-27b · tools" in result.stdout
+        and "scripted:script.json · text" in result.stdout
+    )
     alone = CliRunner().invoke(app, ["eval", "report", str(runs[0])])
-    assert "scripted:script.json" in alone.stdout and "· text" not in alone.stdout  # the default goes unsaid
+    assert (
+        "scripted:script.json" in alone.stdout and "· text" not in alone.stdout
+    )  # the default goes unsaid
 
 
 def test_same_folder_names_are_told_apart(runs: list[Path], tmp_path: Path) -> None:
@@ -156,12 +193,20 @@ BAD_REPORTS = {
     "list": ("[]", "not a JSON object"),
     "empty": ("{}", "settings.method is missing"),
     "no metrics": ('{"settings": {"method": "react"}}', "metrics is missing"),
-    "no em": ('{"settings": {"method": "react"}, "metrics": {"mean": {"f1": 0}, "std": {}, "per_seed": {}}}',
-              "metrics.mean.em is missing"),
-    "text em": ('{"settings": {"method": "react"}, "metrics": {"mean": {"em": "x", "f1": 0}, "std": {}, '
-                '"per_seed": {}}}', "metrics.mean.em is not a number"),
-    "bad seed": ('{"settings": {"method": "react"}, "metrics": {"mean": {"em": 0, "f1": 0}, "std": {}, '
-                 '"per_seed": {"0": 3}}}', "metrics.per_seed.0"),
+    "no em": (
+        '{"settings": {"method": "react"}, "metrics": {"mean": {"f1": 0}, "std": {}, "per_seed": {}}}',
+        "metrics.mean.em is missing",
+    ),
+    "text em": (
+        '{"settings": {"method": "react"}, "metrics": {"mean": {"em": "x", "f1": 0}, "std": {}, '
+        '"per_seed": {}}}',
+        "metrics.mean.em is not a number",
+    ),
+    "bad seed": (
+        '{"settings": {"method": "react"}, "metrics": {"mean": {"em": 0, "f1": 0}, "std": {}, '
+        '"per_seed": {"0": 3}}}',
+        "metrics.per_seed.0",
+    ),
     "broken": ('{"settings": ', "not valid JSON"),
 }
 
@@ -181,10 +226,14 @@ def test_missing_run_and_report_only_flags(tmp_path: Path) -> None:
     missing = CliRunner().invoke(app, ["eval", "report", str(tmp_path / "nowhere")])
     assert missing.exit_code == 2 and "no report.json" in one_line(missing.stderr)
     misplaced = CliRunner().invoke(app, ["eval", str(tmp_path / "data.json"), "--paper"])
-    assert misplaced.exit_code == 2 and "No such option: --paper" in misplaced.stderr  # a report option
+    assert (
+        misplaced.exit_code == 2 and "No such option: --paper" in misplaced.stderr
+    )  # a report option
 
 
-def test_runs_from_before_categories_are_tagged_from_their_trajectories(runs: list[Path], tmp_path: Path) -> None:
+def test_runs_from_before_categories_are_tagged_from_their_trajectories(
+    runs: list[Path], tmp_path: Path
+) -> None:
     old = tmp_path / "old-react"
     shutil.copytree(runs[0], old)
     report = json.loads((old / "report.json").read_text())
@@ -209,11 +258,21 @@ def test_report_at_a_real_terminal_width(runs: list[Path], columns: int, flags: 
     import sys
 
     leader, follower = pty.openpty()
-    env = {**os.environ, "COLUMNS": str(columns), "LINES": "50", "TERM": "xterm-256color",
-           "PYTHONPATH": os.pathsep.join(sys.path)}
+    env = {
+        **os.environ,
+        "COLUMNS": str(columns),
+        "LINES": "50",
+        "TERM": "xterm-256color",
+        "PYTHONPATH": os.pathsep.join(sys.path),
+    }
     env.pop("NO_COLOR", None)
-    process = subprocess.Popen([sys.executable, "-m", "wikireact", "eval", "report", *map(str, runs), "--paper", *flags],
-                               stdin=follower, stdout=follower, stderr=follower, env=env)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "wikireact", "eval", "report", *map(str, runs), "--paper", *flags],
+        stdin=follower,
+        stdout=follower,
+        stderr=follower,
+        env=env,
+    )
     os.close(follower)
     chunks = []
     while True:

@@ -75,16 +75,27 @@ def page(tmp_path_factory: pytest.TempPathFactory) -> Path:
     lines[0]["answer"] = '</script><b id="pwned">x</b><!--'
     records.write_text("".join(json.dumps(r) + "\n" for r in lines))
     target = root / "cmp.html"
-    result = CliRunner().invoke(app, ["eval", "report", *map(str, runs), "--paper", "--html", str(target)])
+    result = CliRunner().invoke(
+        app, ["eval", "report", *map(str, runs), "--paper", "--html", str(target)]
+    )
     assert result.exit_code == 0, result.output
     return target
 
 
 def render(page: Path, fragment: str, tmp_path: Path) -> Dom:
     """Load the page in headless Chromium and parse the DOM its script built."""
-    command = [chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-               "--no-first-run", "--disable-extensions", f"--user-data-dir={tmp_path / 'profile'}",
-               "--dump-dom", page.as_uri() + fragment]
+    command = [
+        chromium(),
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--no-first-run",
+        "--disable-extensions",
+        f"--user-data-dir={tmp_path / 'profile'}",
+        "--dump-dom",
+        page.as_uri() + fragment,
+    ]
     done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stderr[-2000:]
     dom = Dom()
@@ -130,4 +141,7 @@ def test_page_needs_no_network(page: Path) -> None:
     text = page.read_text()
     assert "<link" not in text and "<script src" not in text and "<img" not in text
     assert "url(" not in text.split('<script id="data"')[0]
-    assert "http://" not in text.split('<script id="data"')[0] and "https://" not in text.split('<script id="data"')[0]
+    assert (
+        "http://" not in text.split('<script id="data"')[0]
+        and "https://" not in text.split('<script id="data"')[0]
+    )

@@ -41,13 +41,29 @@ def start_in(directory: Path, monkeypatch: pytest.MonkeyPatch, db: Path, thread_
     make_snapshot(directory / "snap.db", PAGES)
     (directory / "s.json").write_text(json.dumps(GOOD_RUN[:2]))
     monkeypatch.chdir(directory)
-    first = runner.invoke(app, ["ask", QUESTION, "--model", "scripted:s.json", "--wiki", "snap.db",
-                                "--db", str(db), "--thread-id", thread_id, "--json"])
+    first = runner.invoke(
+        app,
+        [
+            "ask",
+            QUESTION,
+            "--model",
+            "scripted:s.json",
+            "--wiki",
+            "snap.db",
+            "--db",
+            str(db),
+            "--thread-id",
+            thread_id,
+            "--json",
+        ],
+    )
     assert first.exit_code == 1 and f"wikireact resume {thread_id}" in first.stderr
     (directory / "s.json").write_text(json.dumps(GOOD_RUN))  # the model is back
 
 
-def test_resume_from_another_directory_uses_the_same_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_resume_from_another_directory_uses_the_same_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     db = tmp_path / "threads.db"
     start_in(tmp_path / "a", monkeypatch, db, "t1")
     settings = ThreadStore(db).settings("t1")
@@ -63,19 +79,40 @@ def test_resume_from_another_directory_uses_the_same_files(tmp_path: Path, monke
     assert resumed.exit_code == 0, resumed.output
     out = json.loads(resumed.stdout)
     assert out["answer"] == "yes" and out["steps"] == 4
-    assert out["trajectory"][2]["observation"] == "(Result 1 / 1) Wood was born in Poughkeepsie, New York."
+    assert (
+        out["trajectory"][2]["observation"]
+        == "(Result 1 / 1) Wood was born in Poughkeepsie, New York."
+    )
 
 
 def test_record_path_is_stored_absolute(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     (tmp_path / "s.json").write_text(json.dumps(["Action: Finish[x]"]))
-    result = runner.invoke(app, ["ask", "q", "--model", "scripted:s.json", "--wiki", "record:rec.db",
-                                 "--thread-id", "r1", "--db", "threads.db"])
+    result = runner.invoke(
+        app,
+        [
+            "ask",
+            "q",
+            "--model",
+            "scripted:s.json",
+            "--wiki",
+            "record:rec.db",
+            "--thread-id",
+            "r1",
+            "--db",
+            "threads.db",
+        ],
+    )
     assert result.exit_code == 0, result.output
-    assert ThreadStore(tmp_path / "threads.db").settings("r1")["wiki"] == f"record:{tmp_path / 'rec.db'}"
+    assert (
+        ThreadStore(tmp_path / "threads.db").settings("r1")["wiki"]
+        == f"record:{tmp_path / 'rec.db'}"
+    )
 
 
-def test_resume_refuses_a_snapshot_that_changed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_resume_refuses_a_snapshot_that_changed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     db = tmp_path / "threads.db"
     start_in(tmp_path / "a", monkeypatch, db, "t2")
     snapshot = tmp_path / "a" / "snap.db"
@@ -89,6 +126,8 @@ def test_resume_refuses_a_snapshot_that_changed(tmp_path: Path, monkeypatch: pyt
     assert len(resumed.stderr.strip().splitlines()) == 1
     history = runner.invoke(app, ["history", "t2", "--db", str(db)])
     assert "Action 3" not in history.stdout  # nothing ran
-    on_purpose = runner.invoke(app, ["resume", "t2", "--db", str(db), "--json", "--wiki", str(snapshot)])
+    on_purpose = runner.invoke(
+        app, ["resume", "t2", "--db", str(db), "--json", "--wiki", str(snapshot)]
+    )
     assert on_purpose.exit_code == 0, on_purpose.output
     assert json.loads(on_purpose.stdout)["steps"] == 4

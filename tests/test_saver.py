@@ -33,18 +33,33 @@ class AsyncCompactSaver(CompactSqliteSaver):
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         return self.get_tuple(config)
 
-    async def alist(self, config: RunnableConfig | None, *, filter: dict[str, Any] | None = None,
-                    before: RunnableConfig | None = None, limit: int | None = None,
-                    ) -> AsyncIterator[CheckpointTuple]:
+    async def alist(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> AsyncIterator[CheckpointTuple]:
         for item in self.list(config, filter=filter, before=before, limit=limit):
             yield item
 
-    async def aput(self, config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata,
-                   new_versions: ChannelVersions) -> RunnableConfig:
+    async def aput(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
         return self.put(config, checkpoint, metadata, new_versions)
 
-    async def aput_writes(self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str,
-                          task_path: str = "") -> None:
+    async def aput_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
         self.put_writes(config, writes, task_id, task_path)
 
     async def adelete_thread(self, thread_id: str) -> None:
@@ -73,7 +88,9 @@ class PreviousSaver(SqliteSaver):
         return 1 if current is None else int(current) + 1
 
 
-def test_a_thread_written_by_the_previous_layout_resumes(tmp_path: Path, wiki: MemorySource) -> None:
+def test_a_thread_written_by_the_previous_layout_resumes(
+    tmp_path: Path, wiki: MemorySource
+) -> None:
     db = tmp_path / "threads.db"
     model = ScriptedChatModel(outputs=GOOD_RUN, errors={2: TimeoutError("model timed out")})
     conn = sqlite3.connect(db, check_same_thread=False)
@@ -86,17 +103,27 @@ def test_a_thread_written_by_the_previous_layout_resumes(tmp_path: Path, wiki: M
 
     store = ThreadStore(db)  # moves the stock `writes` rows into `task_writes`
     assert store.conn.execute("SELECT count(*) FROM writes").fetchone()[0] == 0
-    assert store.conn.execute("SELECT count(*) FROM checkpoints WHERE snapshots IS NULL").fetchone()[0] > 8
+    assert (
+        store.conn.execute("SELECT count(*) FROM checkpoints WHERE snapshots IS NULL").fetchone()[0]
+        > 8
+    )
     graph = build_graph(store.saver, model=ScriptedChatModel(outputs=GOOD_RUN), wiki=wiki)
     assert graph.get_state(thread()).values["steps"] == 2
     out = graph.invoke(None, thread())
     assert [s["action"] for s in out["trajectory"]] == [
-        "Search[Scott Derrickson]", "Search[Ed Wood]", "Lookup[born]", "Finish[yes]"]
+        "Search[Scott Derrickson]",
+        "Search[Ed Wood]",
+        "Lookup[born]",
+        "Finish[yes]",
+    ]
     store.close()
 
 
 LONG_RUN: list[ScriptOutput] = [
-    *(f"Thought: {k}.\nAction: {'Search[Ed Wood]' if k % 5 == 0 else f'Lookup[w{k % 3}]'}" for k in range(23)),
+    *(
+        f"Thought: {k}.\nAction: {'Search[Ed Wood]' if k % 5 == 0 else f'Lookup[w{k % 3}]'}"
+        for k in range(23)
+    ),
     "Thought: done.\nAction: Finish[yes]",
 ]
 """24 steps: every delta channel passes its snapshot interval (16 writes) at least once."""
@@ -112,16 +139,24 @@ def untimed(value: Any) -> Any:
 def test_history_and_states_equal_the_stock_savers(tmp_path: Path, wiki: MemorySource) -> None:
     def states(saver: Any) -> Iterator[tuple[Any, ...]]:
         graph = build_graph(saver, model=ScriptedChatModel(outputs=LONG_RUN), wiki=wiki)
-        graph.invoke({"question": QUESTION}, thread(), durability="sync",
-                     context=Context(max_steps=30, repetition_limit=30))
+        graph.invoke(
+            {"question": QUESTION},
+            thread(),
+            durability="sync",
+            context=Context(max_steps=30, repetition_limit=30),
+        )
         yield from states_of(saver)
 
     stock = list(states(SqliteSaver(sqlite3.connect(tmp_path / "s.db", check_same_thread=False))))
     store = ThreadStore(tmp_path / "o.db")
     ours = list(states(store.saver))
     assert ours == stock and len(ours) > 70 and ours[0][0]["steps"] == len(LONG_RUN)
-    snapshots = store.conn.execute("SELECT snapshots FROM checkpoints WHERE snapshots != ''").fetchall()
-    assert {"trajectory", "usage", "current"} <= {name for (row,) in snapshots for name in row.split(",")}
+    snapshots = store.conn.execute(
+        "SELECT snapshots FROM checkpoints WHERE snapshots != ''"
+    ).fetchall()
+    assert {"trajectory", "usage", "current"} <= {
+        name for (row,) in snapshots for name in row.split(",")
+    }
     fresh = ThreadStore(tmp_path / "o.db")  # no cache: read from the file alone
     assert list(states_of(fresh.saver)) == stock
 
@@ -133,8 +168,11 @@ def states_of(saver: Any) -> Iterator[tuple[Any, ...]]:
 
 @pytest.mark.parametrize("size", [0, 10, 5000])
 def test_packed_writes_round_trip(size: int) -> None:
-    writes = [(0, "current", "msgpack", b"x" * size), (-3, "__interrupt__", "null", b""),
-              (2, "trajectory", "msgpack+zlib", bytes(range(256)) * 3)]
+    writes = [
+        (0, "current", "msgpack", b"x" * size),
+        (-3, "__interrupt__", "null", b""),
+        (2, "trajectory", "msgpack+zlib", bytes(range(256)) * 3),
+    ]
     assert unpack_writes(pack_writes(writes)) == writes
 
 
@@ -143,7 +181,9 @@ def test_repeated_writes_of_a_task_follow_the_stock_rules(tmp_path: Path) -> Non
     from langgraph.checkpoint.base import empty_checkpoint
 
     def pending(saver: SqliteSaver) -> list[Any]:
-        config = saver.put({"configurable": {"thread_id": "t", "checkpoint_ns": ""}}, empty_checkpoint(), {}, {})
+        config = saver.put(
+            {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}, empty_checkpoint(), {}, {}
+        )
         saver.put_writes(config, [("a", 1), ("b", 2)], "task1")
         saver.put_writes(config, [("__interrupt__", "first")], "task1")
         saver.put_writes(config, [("a", 10), ("c", 3)], "task1")

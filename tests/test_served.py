@@ -40,15 +40,33 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path
     (work / "langgraph.json").write_text(json.dumps(config))
     in_checkout_before = (REPO / ".langgraph_api").exists()
     port = free_port()
-    env = {**os.environ, "LANGGRAPH_CLI_NO_ANALYTICS": "1", "LANGGRAPH_NO_VERSION_CHECK": "true",
-           "WIKIREACT_DATA_DIR": str(work / "data")}
+    env = {
+        **os.environ,
+        "LANGGRAPH_CLI_NO_ANALYTICS": "1",
+        "LANGGRAPH_NO_VERSION_CHECK": "true",
+        "WIKIREACT_DATA_DIR": str(work / "data"),
+    }
     env.pop("GROQ_API_KEY", None)
     log = (work / "server.log").open("w")
     langgraph = Path(sys.executable).with_name("langgraph")
     proc = subprocess.Popen(
-        [str(langgraph), "dev", "--no-browser", "--no-reload", "--host", "127.0.0.1", "--port", str(port),
-         "--config", str(work / "langgraph.json")],
-        cwd=work, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+        [
+            str(langgraph),
+            "dev",
+            "--no-browser",
+            "--no-reload",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--config",
+            str(work / "langgraph.json"),
+        ],
+        cwd=work,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
     )
     url = f"http://127.0.0.1:{port}"
     try:
@@ -60,7 +78,10 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path
             except requests.RequestException:
                 time.sleep(0.2)
         else:
-            pytest.fail("langgraph dev did not answer /ok within 60 s:\n" + (work / "server.log").read_text())
+            pytest.fail(
+                "langgraph dev did not answer /ok within 60 s:\n"
+                + (work / "server.log").read_text()
+            )
         yield url, work
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
@@ -71,7 +92,9 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path
         log.close()
     assert "BlockingError" not in (work / "server.log").read_text()
     assert (work / ".langgraph_api").is_dir(), "langgraph dev kept its state somewhere else"
-    assert in_checkout_before or not (REPO / ".langgraph_api").exists(), "langgraph dev wrote into the checkout"
+    assert in_checkout_before or not (REPO / ".langgraph_api").exists(), (
+        "langgraph dev wrote into the checkout"
+    )
 
 
 @pytest.fixture(scope="module")
@@ -82,7 +105,11 @@ def settings(server: tuple[str, Path]) -> dict:
     script.write_text(json.dumps(GOOD_RUN))
     tools = work / "tools.json"
     tools.write_text(json.dumps(TOOLS_RUN))
-    return {"model": f"scripted:{script}", "wiki": str(snapshot), "tools_model": f"scripted:{tools}"}
+    return {
+        "model": f"scripted:{script}",
+        "wiki": str(snapshot),
+        "tools_model": f"scripted:{tools}",
+    }
 
 
 def test_assistant_graph_and_schemas(server: tuple[str, Path]) -> None:
@@ -94,13 +121,23 @@ def test_assistant_graph_and_schemas(server: tuple[str, Path]) -> None:
     assert {n["id"] for n in graph["nodes"]} >= {"reason", "parse", "act", "observe"}
     schemas = client.assistants.get_schemas(assistant_id)
     input_schema, output_schema, context_schema = (
-        schemas["input_schema"], schemas["output_schema"], schemas["context_schema"])
+        schemas["input_schema"],
+        schemas["output_schema"],
+        schemas["context_schema"],
+    )
     assert input_schema and output_schema and context_schema, schemas
     assert set(input_schema["properties"]) == {"question"}
     assert set(output_schema["properties"]) >= {"answer", "status", "steps", "trajectory"}
     context = context_schema["properties"]
-    assert set(context) >= {"model", "wiki", "max_steps", "repetition_limit", "observation_cap", "approve",
-                            "protocol"}
+    assert set(context) >= {
+        "model",
+        "wiki",
+        "max_steps",
+        "repetition_limit",
+        "observation_cap",
+        "approve",
+        "protocol",
+    }
     assert "Step budget" in context["max_steps"]["description"]
     assert "native tool calls" in context["protocol"]["description"]
 
@@ -109,7 +146,9 @@ def test_threaded_scripted_run_finishes(server: tuple[str, Path], settings: dict
     client = get_sync_client(url=server[0])
     thread = client.threads.create()
     context = {"model": settings["model"], "wiki": settings["wiki"]}
-    result = client.runs.wait(thread["thread_id"], "agent", input={"question": QUESTION}, context=context)
+    result = client.runs.wait(
+        thread["thread_id"], "agent", input={"question": QUESTION}, context=context
+    )
     assert isinstance(result, dict), result
     assert result["answer"] == "yes" and result["status"] == "finished" and result["steps"] == 4
 
@@ -118,12 +157,22 @@ def test_threaded_tools_protocol_run_finishes(server: tuple[str, Path], settings
     client = get_sync_client(url=server[0])
     thread = client.threads.create()
     context = {"model": settings["tools_model"], "wiki": settings["wiki"], "protocol": "tools"}
-    result = client.runs.wait(thread["thread_id"], "agent", input={"question": QUESTION}, context=context)
+    result = client.runs.wait(
+        thread["thread_id"], "agent", input={"question": QUESTION}, context=context
+    )
     assert isinstance(result, dict), result
     assert result["answer"] == "yes" and result["status"] == "finished" and result["steps"] == 4
-    assert [s["calls"][0]["name"] for s in result["trajectory"]] == ["search", "search", "lookup", "finish"]
+    assert [s["calls"][0]["name"] for s in result["trajectory"]] == [
+        "search",
+        "search",
+        "lookup",
+        "finish",
+    ]
     assert [a["protocol"] for a in result["audit"]] == ["tools"] * 4
-    assert result["audit"][0]["action"] == {"verb": "Search", "arguments": {"title": "Scott Derrickson"}}
+    assert result["audit"][0]["action"] == {
+        "verb": "Search",
+        "arguments": {"title": "Scott Derrickson"},
+    }
 
 
 def test_approval_pause_edit_and_resume(server: tuple[str, Path], settings: dict) -> None:
@@ -133,9 +182,16 @@ def test_approval_pause_edit_and_resume(server: tuple[str, Path], settings: dict
     client.runs.wait(thread_id, "agent", input={"question": QUESTION}, context=context)
     state = client.threads.get_state(thread_id)
     assert state["next"] == ["act"] and isinstance(state["values"], dict)
-    assert state["values"]["current"]["action"] == {"name": "Search", "argument": "Scott Derrickson"}
-    assert state["tasks"][0]["interrupts"][0]["value"]["proposed_action"] == "Search[Scott Derrickson]"
-    client.runs.wait(thread_id, "agent", command={"resume": {"action": "Search[Ed Wood]"}}, context=context)
+    assert state["values"]["current"]["action"] == {
+        "name": "Search",
+        "argument": "Scott Derrickson",
+    }
+    assert (
+        state["tasks"][0]["interrupts"][0]["value"]["proposed_action"] == "Search[Scott Derrickson]"
+    )
+    client.runs.wait(
+        thread_id, "agent", command={"resume": {"action": "Search[Ed Wood]"}}, context=context
+    )
     # step 2 (Search[Ed Wood]) repeats the edited step 1, so it is not executed and not
     # put to approval; the next pause is before Lookup[born]
     state = client.threads.get_state(thread_id)
@@ -149,7 +205,11 @@ def test_approval_pause_edit_and_resume(server: tuple[str, Path], settings: dict
     assert isinstance(values, dict)
     assert final["next"] == []
     assert [s["action"] for s in values["trajectory"]] == [
-        "Search[Ed Wood]", "Search[Ed Wood]", "Lookup[born]", "Finish[yes]"]
+        "Search[Ed Wood]",
+        "Search[Ed Wood]",
+        "Lookup[born]",
+        "Finish[yes]",
+    ]
     assert values["status"] == "finished" and values["answer"] == "yes"
     assert values["lookup_cursors"] == {"born": 1}
     history = client.threads.get_history(thread_id, limit=100)

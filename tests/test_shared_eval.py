@@ -35,57 +35,118 @@ TIMINGS = ("latency_mean_s", "latency_p95_s")
 
 def write_files(tmp_path: Path, questions: int) -> tuple[Path, Path]:
     dataset = tmp_path / "dev.json"
-    dataset.write_text(json.dumps([
-        {"_id": f"q{i}", "question": f"Where was Ed Wood born ({i})?",
-         "answer": "Poughkeepsie, New York" if i % 3 else "Los Angeles"} for i in range(questions)]))
+    dataset.write_text(
+        json.dumps(
+            [
+                {
+                    "_id": f"q{i}",
+                    "question": f"Where was Ed Wood born ({i})?",
+                    "answer": "Poughkeepsie, New York" if i % 3 else "Los Angeles",
+                }
+                for i in range(questions)
+            ]
+        )
+    )
     snapshot = write_snapshot(tmp_path / "snap.db")
     return dataset, snapshot
 
 
 def config(dataset: Path, snapshot: Path, **kw: Any) -> EvalConfig:
-    return EvalConfig(**{"dataset": str(dataset), "method": "react", "model": "scripted", "wiki": str(snapshot),
-                         "sample_seed": None, "concurrency": 3, **kw})
+    return EvalConfig(
+        **{
+            "dataset": str(dataset),
+            "method": "react",
+            "model": "scripted",
+            "wiki": str(snapshot),
+            "sample_seed": None,
+            "concurrency": 3,
+            **kw,
+        }
+    )
 
 
 def same_metrics(a: dict[str, Any], b: dict[str, Any]) -> bool:
     strip = lambda m: {k: v for k, v in m.items() if k not in TIMINGS}  # noqa: E731
-    return strip(a["mean"]) == strip(b["mean"]) and all(
-        strip(a["per_seed"][s]) == strip(b["per_seed"][s]) for s in a["per_seed"]) and a["per_seed"].keys() == b["per_seed"].keys()
+    return (
+        strip(a["mean"]) == strip(b["mean"])
+        and all(strip(a["per_seed"][s]) == strip(b["per_seed"][s]) for s in a["per_seed"])
+        and a["per_seed"].keys() == b["per_seed"].keys()
+    )
 
 
 def checkpoints_per_thread(url: str, run: str) -> dict[str, int]:
     with psycopg.connect(url) as conn:
-        rows = conn.execute("SELECT thread_id, count(*) FROM checkpoints WHERE thread_id LIKE %s GROUP BY thread_id",
-                            (run + "/%",)).fetchall()
+        rows = conn.execute(
+            "SELECT thread_id, count(*) FROM checkpoints WHERE thread_id LIKE %s GROUP BY thread_id",
+            (run + "/%",),
+        ).fetchall()
     return {thread.removeprefix(run + "/"): n for thread, n in rows}
 
 
 def test_shared_run_reports_what_one_process_reports(tmp_path: Path, pg_url: str) -> None:
     dataset, snapshot = write_files(tmp_path, 6)
     source = SnapshotSource.open(snapshot)
-    single = run_eval(config(dataset, snapshot, seeds=2), tmp_path / "single",
-                      model=ScriptedChatModel(outputs=SCRIPT), wiki=source)
-    shared = run_eval(config(dataset, snapshot, seeds=2), tmp_path / "w1", db=pg_url, run="r1",
-                      model=ScriptedChatModel(outputs=SCRIPT), wiki=source)
-    assert same_metrics(shared["metrics"], single["metrics"]) and shared["metrics"]["mean"]["em"] == pytest.approx(4 / 6)
+    single = run_eval(
+        config(dataset, snapshot, seeds=2),
+        tmp_path / "single",
+        model=ScriptedChatModel(outputs=SCRIPT),
+        wiki=source,
+    )
+    shared = run_eval(
+        config(dataset, snapshot, seeds=2),
+        tmp_path / "w1",
+        db=pg_url,
+        run="r1",
+        model=ScriptedChatModel(outputs=SCRIPT),
+        wiki=source,
+    )
+    assert same_metrics(shared["metrics"], single["metrics"]) and shared["metrics"]["mean"][
+        "em"
+    ] == pytest.approx(4 / 6)
     assert len((tmp_path / "w1" / "trajectories.jsonl").read_text().splitlines()) == 12
     # a second worker joining a finished run makes no model call and writes the same report
-    late = run_eval(config(dataset, snapshot, seeds=2, concurrency=1), tmp_path / "w2", db=pg_url, run="r1",
-                    model=ScriptedChatModel(outputs=[]), wiki=source)
+    late = run_eval(
+        config(dataset, snapshot, seeds=2, concurrency=1),
+        tmp_path / "w2",
+        db=pg_url,
+        run="r1",
+        model=ScriptedChatModel(outputs=[]),
+        wiki=source,
+    )
     assert late["metrics"] == shared["metrics"]
-    rebuilt = CliRunner().invoke(app, ["eval", "report", "--db", pg_url, "--run", "r1", "--out", str(tmp_path / "any")])
+    rebuilt = CliRunner().invoke(
+        app, ["eval", "report", "--db", pg_url, "--run", "r1", "--out", str(tmp_path / "any")]
+    )
     assert rebuilt.exit_code == 0, rebuilt.output
-    assert json.loads((tmp_path / "any" / "report.json").read_text())["metrics"] == shared["metrics"]
+    assert (
+        json.loads((tmp_path / "any" / "report.json").read_text())["metrics"] == shared["metrics"]
+    )
 
 
-def test_a_worker_with_other_settings_is_refused_naming_the_field(tmp_path: Path, pg_url: str) -> None:
+def test_a_worker_with_other_settings_is_refused_naming_the_field(
+    tmp_path: Path, pg_url: str
+) -> None:
     dataset, snapshot = write_files(tmp_path, 2)
     source = SnapshotSource.open(snapshot)
-    run_eval(config(dataset, snapshot), tmp_path / "a", db=pg_url, run="r", model=ScriptedChatModel(outputs=SCRIPT),
-             wiki=source)
-    with pytest.raises(EvalError, match=r"run 'r' .* other settings \(max_steps: run has 7, this worker 5\)"):
-        run_eval(config(dataset, snapshot, max_steps=5), tmp_path / "b", db=pg_url, run="r",
-                 model=ScriptedChatModel(outputs=SCRIPT), wiki=source)
+    run_eval(
+        config(dataset, snapshot),
+        tmp_path / "a",
+        db=pg_url,
+        run="r",
+        model=ScriptedChatModel(outputs=SCRIPT),
+        wiki=source,
+    )
+    with pytest.raises(
+        EvalError, match=r"run 'r' .* other settings \(max_steps: run has 7, this worker 5\)"
+    ):
+        run_eval(
+            config(dataset, snapshot, max_steps=5),
+            tmp_path / "b",
+            db=pg_url,
+            run="r",
+            model=ScriptedChatModel(outputs=SCRIPT),
+            wiki=source,
+        )
     unfinished = CliRunner().invoke(app, ["eval", "report", "--db", pg_url, "--run", "nope"])
     assert unfinished.exit_code == 2 and "no run 'nope'" in unfinished.stderr
     sqlite = CliRunner().invoke(app, ["eval", str(dataset), "--db", str(tmp_path / "x.db")])
@@ -95,14 +156,30 @@ def test_a_worker_with_other_settings_is_refused_naming_the_field(tmp_path: Path
 
 
 def _eval_args(dataset: Path, snapshot: Path, script: Path, out: Path, *extra: str) -> list[str]:
-    return [sys.executable, "-m", "wikireact", "eval", str(dataset), "--method", "react", "--model",
-            f"scripted:{script}", "--wiki", str(snapshot), "--out", str(out), *extra]
+    return [
+        sys.executable,
+        "-m",
+        "wikireact",
+        "eval",
+        str(dataset),
+        "--method",
+        "react",
+        "--model",
+        f"scripted:{script}",
+        "--wiki",
+        str(snapshot),
+        "--out",
+        str(out),
+        *extra,
+    ]
 
 
 def _records_in(url: str, run: str) -> int:
     with psycopg.connect(url) as conn:
         try:
-            row = conn.execute("SELECT count(*) FROM wikireact_eval_records WHERE run = %s", (run,)).fetchone()
+            row = conn.execute(
+                "SELECT count(*) FROM wikireact_eval_records WHERE run = %s", (run,)
+            ).fetchone()
         except psycopg.errors.UndefinedTable:  # no worker has started yet
             return 0
     return int(row[0]) if row else 0
@@ -115,16 +192,29 @@ def test_three_workers_one_killed_then_resumed(tmp_path: Path, pg_url: str) -> N
     slow.write_text(json.dumps({"outputs": SCRIPT, "delay_s": 0.15}))
     env = {**os.environ, "COLUMNS": "200"}
     common = ("--db", pg_url, "--run", "shared", "--concurrency", "2")
-    workers = [subprocess.Popen(_eval_args(dataset, snapshot, slow, tmp_path / f"w{i}", *common),
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env) for i in range(3)]
+    workers = [
+        subprocess.Popen(
+            _eval_args(dataset, snapshot, slow, tmp_path / f"w{i}", *common),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        for i in range(3)
+    ]
     deadline = time.time() + 120
     while time.time() < deadline and _records_in(pg_url, "shared") < 6:
         time.sleep(0.1)
     workers[0].send_signal(signal.SIGKILL)  # mid-run, with episodes in flight
     workers[0].wait()
     assert 6 <= _records_in(pg_url, "shared") < 24
-    resumed = subprocess.run(_eval_args(dataset, snapshot, slow, tmp_path / "w0", *common, "--resume"),
-                             capture_output=True, text=True, env=env, timeout=300)
+    resumed = subprocess.run(
+        _eval_args(dataset, snapshot, slow, tmp_path / "w0", *common, "--resume"),
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     assert resumed.returncode == 0, resumed.stderr
     for worker in workers[1:]:
         _, stderr = worker.communicate(timeout=300)
@@ -132,8 +222,13 @@ def test_three_workers_one_killed_then_resumed(tmp_path: Path, pg_url: str) -> N
     # the same run in one process, for reference
     fast = tmp_path / "fast.json"
     fast.write_text(json.dumps(SCRIPT))
-    single = subprocess.run(_eval_args(dataset, snapshot, fast, tmp_path / "one", "--db", pg_url, "--run", "single"),
-                            capture_output=True, text=True, env=env, timeout=300)
+    single = subprocess.run(
+        _eval_args(dataset, snapshot, fast, tmp_path / "one", "--db", pg_url, "--run", "single"),
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     assert single.returncode == 0, single.stderr
     reference = json.loads((tmp_path / "one" / "report.json").read_text())
     assert _records_in(pg_url, "shared") == 24
@@ -141,7 +236,9 @@ def test_three_workers_one_killed_then_resumed(tmp_path: Path, pg_url: str) -> N
         report = json.loads((tmp_path / f"w{i}" / "report.json").read_text())
         assert same_metrics(report["metrics"], reference["metrics"])
         lines = (tmp_path / f"w{i}" / "trajectories.jsonl").read_text().splitlines()
-        assert sorted((json.loads(x)["id"], json.loads(x)["seed"]) for x in lines) == sorted((f"q{n}", 0) for n in range(24))
+        assert sorted((json.loads(x)["id"], json.loads(x)["seed"]) for x in lines) == sorted(
+            (f"q{n}", 0) for n in range(24)
+        )
     # no episode ran twice: every thread has exactly the checkpoints of a single-process run
     assert checkpoints_per_thread(pg_url, "shared") == checkpoints_per_thread(pg_url, "single")
 
@@ -154,12 +251,18 @@ def test_two_eval_resumes_on_one_directory_do_not_both_run(tmp_path: Path) -> No
     out = tmp_path / "run"
     env = {**os.environ, "COLUMNS": "200"}
     args = _eval_args(dataset, snapshot, slow, out, "--concurrency", "1")
-    first = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    first = subprocess.Popen(
+        args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+    )
     records = out / "trajectories.jsonl"
     deadline = time.time() + 60
-    while time.time() < deadline and not (records.exists() and records.read_text().count("\n") >= 1):
+    while time.time() < deadline and not (
+        records.exists() and records.read_text().count("\n") >= 1
+    ):
         time.sleep(0.1)
-    second = subprocess.run([*args, "--resume"], capture_output=True, text=True, env=env, timeout=120)
+    second = subprocess.run(
+        [*args, "--resume"], capture_output=True, text=True, env=env, timeout=120
+    )
     assert second.returncode == 2
     assert f"another `wikireact eval` is working in {out}" in " ".join(second.stderr.split())
     _, stderr = first.communicate(timeout=120)

@@ -47,52 +47,74 @@ def test_other_models_keep_the_default_prompt_exactly() -> None:
     model = ScriptedChatModel(outputs=["Action 1: Finish[x]"])
     history = [_step("executed", "Search[Ed Wood]", "Ed Wood was an American filmmaker.")]
     assert prompt_variant(model) == "default"
-    assert build_prompt(model, QUESTION, history, "react") == prompts.build_messages(QUESTION, history, "react")
+    assert build_prompt(model, QUESTION, history, "react") == prompts.build_messages(
+        QUESTION, history, "react"
+    )
     assert variant_for("groq:qwen/qwen3.6-27b") == "default" and variant_for("local") == "small"
 
 
 def test_an_episode_with_a_small_model_ends_each_prompt_with_the_observation_and_question() -> None:
-    model = SmallSpy(outputs=["Thought 1: I search Ed Wood.\nAction 1: Search[Ed Wood]",
-                              "Thought 2: The Observation says American.\nAction 2: Finish[American]"])
+    model = SmallSpy(
+        outputs=[
+            "Thought 1: I search Ed Wood.\nAction 1: Search[Ed Wood]",
+            "Thought 2: The Observation says American.\nAction 2: Finish[American]",
+        ]
+    )
     graph = build_graph(model=model, wiki=MemorySource(PAGES))
     out = graph.invoke({"question": QUESTION}, context=Context(max_steps=3))
-    assert out["answer"] == "American" and [s["kind"] for s in out["trajectory"]] == ["executed", "finish"]
+    assert out["answer"] == "American" and [s["kind"] for s in out["trajectory"]] == [
+        "executed",
+        "finish",
+    ]
     first, second = model._seen
     assert str(first[0].content) == INSTRUCTION
     assert str(first[-1].content) == f"Question: {QUESTION}"
     last = str(second[-1].content)
-    assert last.startswith("Observation 1: «Edward Davis Wood Jr.") and last.endswith(f"»\nQuestion: {QUESTION}")
+    assert last.startswith("Observation 1: «Edward Davis Wood Jr.") and last.endswith(
+        f"»\nQuestion: {QUESTION}"
+    )
 
 
 def test_exemplar_answers_are_copied_from_observations_and_never_the_searched_title() -> None:
     for exemplar in EXEMPLARS:
         finish = exemplar.steps[-1].action
         answer = re.fullmatch(r"Finish\[(.+)\]", finish).group(1)  # type: ignore[union-attr]
-        searched = [re.fullmatch(r"Search\[(.+)\]", s.action).group(1)  # type: ignore[union-attr]
-                    for s in exemplar.steps[:-1]]
+        searched = [
+            re.fullmatch(r"Search\[(.+)\]", s.action).group(1)  # type: ignore[union-attr]
+            for s in exemplar.steps[:-1]
+        ]
         assert any(answer in s.observation for s in exemplar.steps[:-1]), exemplar.question
         assert answer not in searched and answer not in exemplar.question
 
 
 def test_a_repeat_is_answered_with_the_earlier_result_again() -> None:
     page = "Ed Wood was an American filmmaker."
-    history = [_step("executed", "Search[Ed Wood]", page),
-               _step("repeat", "Search[Ed Wood]", "The page Ed Wood is already open (since step 1).")]
+    history = [
+        _step("executed", "Search[Ed Wood]", page),
+        _step("repeat", "Search[Ed Wood]", "The page Ed Wood is already open (since step 1)."),
+    ]
     last = str(build_prompt(SmallSpy(), QUESTION, history, "react")[-1].content)
-    assert last == f"Observation 2: «You did Search[Ed Wood] already. Its result was: {page}»\nQuestion: {QUESTION}"
+    assert (
+        last
+        == f"Observation 2: «You did Search[Ed Wood] already. Its result was: {page}»\nQuestion: {QUESTION}"
+    )
 
 
 def test_the_step_grammar_has_one_thought_line_and_one_action() -> None:
     react, act = step_grammar(require_thought=True), step_grammar(require_thought=False)
-    assert react.startswith("root ::= thought action\n") and act.startswith("root ::= thought? action\n")
+    assert react.startswith("root ::= thought action\n") and act.startswith(
+        "root ::= thought? action\n"
+    )
     assert '("Search[" | "Lookup[") argument "]"' in react and '": Finish[" answer "]"' in react
     assert "\\[\\]" in react  # neither a thought nor an argument can open another action
     assert 'number ::= "3"' in step_grammar(require_thought=True, number=3)
 
 
 def test_a_finish_cannot_spell_out_a_searched_title() -> None:
-    rules = dict(line.split(" ::= ", 1) for line in
-                 step_grammar(require_thought=True, not_answers=["Ham"]).splitlines()[1:])
+    rules = dict(
+        line.split(" ::= ", 1)
+        for line in step_grammar(require_thought=True, not_answers=["Ham"]).splitlines()[1:]
+    )
     # answer -> h/H -> a/A -> (no m/M: the title cannot be completed; anything else may follow)
     assert rules["answer"] == "[hH] answer-0 | [^\\n\\[\\] hH] rest"
     assert rules["answer-0"] == '[aA] answer-0-0 | [^\\n\\[\\]aA] rest | ""'

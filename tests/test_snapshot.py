@@ -13,14 +13,33 @@ from wikireact.wiki.importer import import_file
 from wikireact.wiki.snapshot import SnapshotError, SnapshotSource, SnapshotStore
 
 HOTPOT = [
-    {"_id": "1", "question": "q", "answer": "a", "context": [
-        ["Ed Wood", ["Edward Davis Wood Jr. was an American filmmaker.", " He was born in 1924."]],
-        ["Scott Derrickson", ["Scott Derrickson is an American director.", " He was born in Denver."]],
-    ]},
-    {"_id": "2", "question": "q2", "answer": "b", "context": [
-        ["Ed Wood", ["Edward Davis Wood Jr. was an American filmmaker.", " He was born in 1924."]],
-        ["Tim Burton", ["Tim Burton is an American filmmaker.", " He directed Ed Wood."]],
-    ]},
+    {
+        "_id": "1",
+        "question": "q",
+        "answer": "a",
+        "context": [
+            [
+                "Ed Wood",
+                ["Edward Davis Wood Jr. was an American filmmaker.", " He was born in 1924."],
+            ],
+            [
+                "Scott Derrickson",
+                ["Scott Derrickson is an American director.", " He was born in Denver."],
+            ],
+        ],
+    },
+    {
+        "_id": "2",
+        "question": "q2",
+        "answer": "b",
+        "context": [
+            [
+                "Ed Wood",
+                ["Edward Davis Wood Jr. was an American filmmaker.", " He was born in 1924."],
+            ],
+            ["Tim Burton", ["Tim Burton is an American filmmaker.", " He directed Ed Wood."]],
+        ],
+    },
 ]
 
 
@@ -37,10 +56,16 @@ def snapshot(tmp_path: Path) -> Path:
     hotpot.write_text(json.dumps(HOTPOT), encoding="utf-8")
     stats = import_file(hotpot, store)
     assert (stats.read, stats.added, stats.unchanged) == (4, 3, 1)
-    jsonl = write_jsonl(tmp_path / "pages.jsonl", [
-        {"title": "Poughkeepsie, New York", "text": "Poughkeepsie is a city in New York."},
-        {"title": "Los Angeles", "text": "Los Angeles is a city in California.\n== History ==\nIt grew."},
-    ])
+    jsonl = write_jsonl(
+        tmp_path / "pages.jsonl",
+        [
+            {"title": "Poughkeepsie, New York", "text": "Poughkeepsie is a city in New York."},
+            {
+                "title": "Los Angeles",
+                "text": "Los Angeles is a city in California.\n== History ==\nIt grew.",
+            },
+        ],
+    )
     assert import_file(jsonl, store).added == 2
     store.conn.close()
     return db
@@ -67,10 +92,16 @@ def test_similar_uses_full_text_search_title_first(snapshot: Path) -> None:
 def test_import_is_idempotent_and_updates_changed_pages(snapshot: Path, tmp_path: Path) -> None:
     store = SnapshotStore.create(snapshot)
     first_id = store.meta("snapshot_id")
-    jsonl = write_jsonl(tmp_path / "again.jsonl", [
-        {"title": "Los Angeles", "text": "Los Angeles is a city in California.\n== History ==\nIt grew."},
-        {"title": "Poughkeepsie, New York", "text": "Poughkeepsie is a city on the Hudson."},
-    ])
+    jsonl = write_jsonl(
+        tmp_path / "again.jsonl",
+        [
+            {
+                "title": "Los Angeles",
+                "text": "Los Angeles is a city in California.\n== History ==\nIt grew.",
+            },
+            {"title": "Poughkeepsie, New York", "text": "Poughkeepsie is a city on the Hudson."},
+        ],
+    )
     stats = import_file(jsonl, store)
     assert (stats.added, stats.changed, stats.unchanged) == (0, 1, 1)
     assert store.count() == 5
@@ -124,4 +155,6 @@ def test_streaming_import_handles_many_records(tmp_path: Path) -> None:
     rows = [{"title": f"Page {i}", "text": f"Page {i} is page number {i}."} for i in range(5000)]
     store = SnapshotStore.create(tmp_path / "big.db")
     assert import_file(write_jsonl(tmp_path / "big.jsonl", rows), store).added == 5000
-    assert SnapshotSource(store).fetch("page 4321") == Page("Page 4321", "Page 4321 is page number 4321.")
+    assert SnapshotSource(store).fetch("page 4321") == Page(
+        "Page 4321", "Page 4321 is page number 4321."
+    )

@@ -11,11 +11,40 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "wikireact"
 
 LAYERS: list[tuple[str, ...]] = [
-    ("errors", "paths", "call_metadata", "protocol", "state", "context", "sqlite_files", "runlock",
-     "compact", "pgcluster"),
-    ("exemplars", "audit", "tools_protocol", "progress", "prompts", "tool_prompts", "approval", "wiki",
-     "small_model_prompt", "prompt_variants", "step_grammar", "models", "local_model", "scripted",
-     "model_cache", "resources", "saver", "thread_settings", "threads", "threads_postgres"),
+    (
+        "errors",
+        "paths",
+        "call_metadata",
+        "protocol",
+        "state",
+        "context",
+        "sqlite_files",
+        "runlock",
+        "compact",
+        "pgcluster",
+    ),
+    (
+        "exemplars",
+        "audit",
+        "tools_protocol",
+        "progress",
+        "prompts",
+        "tool_prompts",
+        "approval",
+        "wiki",
+        "small_model_prompt",
+        "prompt_variants",
+        "step_grammar",
+        "models",
+        "local_model",
+        "scripted",
+        "model_cache",
+        "resources",
+        "saver",
+        "thread_settings",
+        "threads",
+        "threads_postgres",
+    ),
     ("nodes",),
     ("graph",),
     ("eval", "history"),
@@ -70,7 +99,7 @@ def find_cycle(edges: dict[str, set[str]]) -> list[str] | None:
         stack.append(node)
         for nxt in sorted(edges.get(node, ())):
             if state.get(nxt) == 1:
-                return [*stack[stack.index(nxt):], nxt]
+                return [*stack[stack.index(nxt) :], nxt]
             if nxt not in state and (cycle := visit(nxt)):
                 return cycle
         stack.pop()
@@ -107,7 +136,9 @@ def test_layers_only_import_downward(module: str) -> None:
     if module == "wikireact":
         return  # the package root re-exports the public API
     assert mine is not None, f"{module} belongs to no layer: add it to LAYERS"
-    upward = sorted(d for d in graph()[module] if (layer := layer_of(d)) is not None and layer > mine)
+    upward = sorted(
+        d for d in graph()[module] if (layer := layer_of(d)) is not None and layer > mine
+    )
     assert not upward, f"{module} imports a higher layer: {upward}"
 
 

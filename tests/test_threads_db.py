@@ -47,17 +47,40 @@ def chain(db: str, thread_id: str) -> list[tuple[int, str]]:
     finally:
         store.close()
     ids = [s.config["configurable"]["checkpoint_id"] for s in history]
-    parents = [s.parent_config["configurable"]["checkpoint_id"] if s.parent_config else None for s in history]
+    parents = [
+        s.parent_config["configurable"]["checkpoint_id"] if s.parent_config else None
+        for s in history
+    ]
     assert parents[:-1] == ids[1:], "the checkpoints fork: something ran twice"
-    return [(s.metadata["step"] if s.metadata else -9, str(p)) for s, p in zip(history, parents)][::-1]
+    return [(s.metadata["step"] if s.metadata else -9, str(p)) for s, p in zip(history, parents)][
+        ::-1
+    ]
 
 
-def test_ask_resume_history_on_both_stores(tmp_path: Path, snapshot_db: Path, db_target: str) -> None:
-    first = runner.invoke(app, ["ask", QUESTION, "--model", write_script(tmp_path, GOOD_RUN[:2], "short.json"),
-                                "--wiki", str(snapshot_db), "--thread-id", "t2", "--json", "--db", db_target])
+def test_ask_resume_history_on_both_stores(
+    tmp_path: Path, snapshot_db: Path, db_target: str
+) -> None:
+    first = runner.invoke(
+        app,
+        [
+            "ask",
+            QUESTION,
+            "--model",
+            write_script(tmp_path, GOOD_RUN[:2], "short.json"),
+            "--wiki",
+            str(snapshot_db),
+            "--thread-id",
+            "t2",
+            "--json",
+            "--db",
+            db_target,
+        ],
+    )
     assert first.exit_code == 1 and "wikireact resume t2" in flat(first.stderr)
-    resumed = runner.invoke(app, ["resume", "t2", "--json", "--db", db_target,
-                                  "--model", write_script(tmp_path, GOOD_RUN)])
+    resumed = runner.invoke(
+        app,
+        ["resume", "t2", "--json", "--db", db_target, "--model", write_script(tmp_path, GOOD_RUN)],
+    )
     assert resumed.exit_code == 0, resumed.output
     out = json.loads(resumed.stdout)
     assert out["answer"] == "yes" and [s["action"] for s in out["trajectory"]] == ACTIONS
@@ -71,29 +94,73 @@ def test_ask_resume_history_on_both_stores(tmp_path: Path, snapshot_db: Path, db
 def test_approval_on_both_stores(tmp_path: Path, snapshot_db: Path, db_target: str) -> None:
     answers = "y\ne\nSearch[Ed Wood]\nn\nnot needed\n"
     outputs = [GOOD_RUN[0], "Thought: x\nAction: Search[Tim Burton]", GOOD_RUN[2], GOOD_RUN[3]]
-    result = runner.invoke(app, ["ask", QUESTION, "--approve", "--model", write_script(tmp_path, outputs),
-                                 "--wiki", str(snapshot_db), "--thread-id", "ap", "--json", "--db", db_target],
-                           input=answers)
+    result = runner.invoke(
+        app,
+        [
+            "ask",
+            QUESTION,
+            "--approve",
+            "--model",
+            write_script(tmp_path, outputs),
+            "--wiki",
+            str(snapshot_db),
+            "--thread-id",
+            "ap",
+            "--json",
+            "--db",
+            db_target,
+        ],
+        input=answers,
+    )
     assert result.exit_code == 0, result.output
     out = json.loads(result.stdout.strip().splitlines()[-1])
     assert [s["action"] for s in out["trajectory"]] == ACTIONS
-    assert out["trajectory"][2]["observation"] == "A human reviewer rejected Lookup[born]: not needed"
+    assert (
+        out["trajectory"][2]["observation"] == "A human reviewer rejected Lookup[born]: not needed"
+    )
 
 
-def test_a_running_thread_is_not_resumed_twice(tmp_path: Path, snapshot_db: Path, db_target: str) -> None:
-    first = runner.invoke(app, ["ask", QUESTION, "--model", write_script(tmp_path, GOOD_RUN[:2], "short.json"),
-                                "--wiki", str(snapshot_db), "--thread-id", "busy", "--db", db_target])
+def test_a_running_thread_is_not_resumed_twice(
+    tmp_path: Path, snapshot_db: Path, db_target: str
+) -> None:
+    first = runner.invoke(
+        app,
+        [
+            "ask",
+            QUESTION,
+            "--model",
+            write_script(tmp_path, GOOD_RUN[:2], "short.json"),
+            "--wiki",
+            str(snapshot_db),
+            "--thread-id",
+            "busy",
+            "--db",
+            db_target,
+        ],
+    )
     assert first.exit_code == 1
     holder = open_store(db_target)  # stands for another process running the thread
     try:
         assert holder.try_claim("busy")
-        refused = runner.invoke(app, ["resume", "busy", "--db", db_target, "--model", write_script(tmp_path, GOOD_RUN)])
+        refused = runner.invoke(
+            app, ["resume", "busy", "--db", db_target, "--model", write_script(tmp_path, GOOD_RUN)]
+        )
         assert refused.exit_code == 2
         assert "thread 'busy' is being run by another process" in flat(refused.stderr)
         assert "Traceback" not in refused.output and len(refused.stderr.strip().splitlines()) <= 3
         holder.release("busy")
-        resumed = runner.invoke(app, ["resume", "busy", "--db", db_target, "--json",
-                                      "--model", write_script(tmp_path, GOOD_RUN)])
+        resumed = runner.invoke(
+            app,
+            [
+                "resume",
+                "busy",
+                "--db",
+                db_target,
+                "--json",
+                "--model",
+                write_script(tmp_path, GOOD_RUN),
+            ],
+        )
         assert resumed.exit_code == 0, resumed.output
     finally:
         holder.close()
@@ -109,16 +176,40 @@ def test_sigkill_then_two_concurrent_resumes_run_the_thread_once(
 ) -> None:
     env = {**os.environ, "WIKIREACT_DATA_DIR": str(data_dir), "COLUMNS": "200"}
     slow = write_script(tmp_path, GOOD_RUN, "slow.json", delay_s=0.7)
-    ask = subprocess.Popen(_cli("ask", QUESTION, "--model", slow, "--wiki", str(snapshot_db), "--thread-id", "k",
-                                "--db", db_target), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    ask = subprocess.Popen(
+        _cli(
+            "ask",
+            QUESTION,
+            "--model",
+            slow,
+            "--wiki",
+            str(snapshot_db),
+            "--thread-id",
+            "k",
+            "--db",
+            db_target,
+        ),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
     assert ask.stdout is not None
     deadline = time.time() + 60
     while time.time() < deadline and not ask.stdout.readline().startswith("Action 1:"):
         pass
     ask.send_signal(signal.SIGKILL)
     ask.wait()
-    resumes = [subprocess.Popen(_cli("resume", "k", "--json", "--db", db_target), stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True, env=env) for _ in range(2)]
+    resumes = [
+        subprocess.Popen(
+            _cli("resume", "k", "--json", "--db", db_target),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        for _ in range(2)
+    ]
     results = [(p.wait(timeout=120), *p.communicate()) for p in resumes]
     codes = sorted(code for code, _, _ in results)
     assert codes == [0, 2], results
@@ -128,23 +219,47 @@ def test_sigkill_then_two_concurrent_resumes_run_the_thread_once(
     assert "thread 'k' is being run by another process" in flat(refused)
     # an uninterrupted run in a fresh store has the same checkpoints: nothing ran twice
     reference_db = db_target + "-ref" if not db_target.startswith("postgresql") else db_target
-    done = subprocess.run(_cli("ask", QUESTION, "--model", write_script(tmp_path, GOOD_RUN), "--wiki", str(snapshot_db),
-                               "--thread-id", "ref", "--db", reference_db, "--json"),
-                          capture_output=True, text=True, env=env, timeout=120)
+    done = subprocess.run(
+        _cli(
+            "ask",
+            QUESTION,
+            "--model",
+            write_script(tmp_path, GOOD_RUN),
+            "--wiki",
+            str(snapshot_db),
+            "--thread-id",
+            "ref",
+            "--db",
+            reference_db,
+            "--json",
+        ),
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
-    assert [step for step, _ in chain(db_target, "k")] == [step for step, _ in chain(reference_db, "ref")]
+    assert [step for step, _ in chain(db_target, "k")] == [
+        step for step, _ in chain(reference_db, "ref")
+    ]
 
 
 def test_stock_sqlite_thread_continues_with_wikireacts_saver(tmp_path: Path) -> None:
     """Stock string versions are kept for such a thread (ints and strings cannot be compared)."""
     db = tmp_path / "stock.db"
-    stock = build_graph(SqliteSaver(sqlite3.connect(db, check_same_thread=False)),
-                        model=ScriptedChatModel(outputs=GOOD_RUN), wiki=MemorySource(PAGES), interrupt_before=["act"])
+    stock = build_graph(
+        SqliteSaver(sqlite3.connect(db, check_same_thread=False)),
+        model=ScriptedChatModel(outputs=GOOD_RUN),
+        wiki=MemorySource(PAGES),
+        interrupt_before=["act"],
+    )
     stock.invoke({"question": QUESTION}, thread())
     assert stock.get_state(thread()).next == ("act",)
     with pytest.raises(ThreadStoreError, match="another program's SQLite database"):
         ThreadStore(db)  # the CLI's store refuses a file it did not create, in one line
-    saver = CompactSqliteSaver(sqlite3.connect(db, check_same_thread=False), serde=CompressingSerializer())
+    saver = CompactSqliteSaver(
+        sqlite3.connect(db, check_same_thread=False), serde=CompressingSerializer()
+    )
     ours = build_graph(saver, model=ScriptedChatModel(outputs=GOOD_RUN), wiki=MemorySource(PAGES))
     out = ours.invoke(None, thread())
     assert [s["action"] for s in out["trajectory"]] == ACTIONS and out["answer"] == "yes"

@@ -43,23 +43,41 @@ def read_decision(proposed: Action, value: Any) -> Verdict:
         if "action" in value:
             edited = _edited_action(value["action"])
             if isinstance(edited, FormatError):
-                return _rejected(proposed, f"the replacement action was invalid: {edited.message}", by,
-                                 observation=f"The reviewer's replacement action was invalid: {edited.message}")
+                return _rejected(
+                    proposed,
+                    f"the replacement action was invalid: {edited.message}",
+                    by,
+                    observation=f"The reviewer's replacement action was invalid: {edited.message}",
+                )
             if edited == proposed:
                 return _approved(proposed, by)
-            return Verdict(edited, "", Approval(decision="edited", by=by, note=None,
-                                                original_action=structured_action(_as_dict(proposed))))
+            return Verdict(
+                edited,
+                "",
+                Approval(
+                    decision="edited",
+                    by=by,
+                    note=None,
+                    original_action=structured_action(_as_dict(proposed)),
+                ),
+            )
         if value.get("approve") is True:
             return _approved(proposed, by)
     if value is False or value in ("n", "no", "reject"):
         return _rejected(proposed, "no reason given", by)
-    return _rejected(proposed, f"answer {value!r} not understood", by,
-                     observation=f"The reviewer's answer {value!r} was not understood; {proposed} was not executed.")
+    return _rejected(
+        proposed,
+        f"answer {value!r} not understood",
+        by,
+        observation=f"The reviewer's answer {value!r} was not understood; {proposed} was not executed.",
+    )
 
 
 def _edited_action(replacement: Any) -> Action | FormatError:
     if isinstance(replacement, dict):
-        return action_from_call(replacement.get("tool", replacement.get("name")), replacement.get("args"))
+        return action_from_call(
+            replacement.get("tool", replacement.get("name")), replacement.get("args")
+        )
     return parse_action(str(replacement))
 
 
@@ -70,12 +88,17 @@ def _reviewer(value: Any) -> str | None:
 
 
 def _approved(action: Action, by: str | None) -> Verdict:
-    return Verdict(action, "", Approval(decision="approved", by=by, original_action=None, note=None))
+    return Verdict(
+        action, "", Approval(decision="approved", by=by, original_action=None, note=None)
+    )
 
 
 def _rejected(action: Action, note: str, by: str | None, observation: str | None = None) -> Verdict:
-    return Verdict(None, observation or f"A human reviewer rejected {action}: {note}",
-                   Approval(decision="rejected", by=by, original_action=None, note=note))
+    return Verdict(
+        None,
+        observation or f"A human reviewer rejected {action}: {note}",
+        Approval(decision="rejected", by=by, original_action=None, note=note),
+    )
 
 
 def _as_dict(action: Action) -> ActionDict:

@@ -35,8 +35,9 @@ def structured_action(action: ActionDict | None) -> StructuredAction | None:
     """Return an action as its verb and named arguments (None for no action)."""
     if action is None:
         return None
-    return StructuredAction(verb=action["name"],
-                            arguments={ARGUMENT_NAMES[action["name"]]: action["argument"]})
+    return StructuredAction(
+        verb=action["name"], arguments={ARGUMENT_NAMES[action["name"]]: action["argument"]}
+    )
 
 
 def audit_record(
@@ -73,7 +74,9 @@ def signed(decision: Any, reviewer: str | None) -> Any:
     return decision
 
 
-def history_json(thread_id: str, question: str, settings: dict[str, Any], values: dict[str, Any]) -> str:
+def history_json(
+    thread_id: str, question: str, settings: dict[str, Any], values: dict[str, Any]
+) -> str:
     """Return a thread's audit trail as one JSON object (`wikireact history THREAD --json`)."""
     return json.dumps(
         {

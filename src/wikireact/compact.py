@@ -82,11 +82,11 @@ def unpack_writes(blob: bytes) -> list[Write]:
     while at < len(raw):
         idx, name_len, kind_len, value_len = _WRITE_HEAD.unpack_from(raw, at)
         at += head
-        channel = raw[at:at + name_len].decode()
+        channel = raw[at : at + name_len].decode()
         at += name_len
-        type_ = raw[at:at + kind_len].decode()
+        type_ = raw[at : at + kind_len].decode()
         at += kind_len
-        out.append((idx, channel, type_, raw[at:at + value_len]))
+        out.append((idx, channel, type_, raw[at : at + value_len]))
         at += value_len
     return out
 

@@ -76,7 +76,9 @@ class Context:
     )
     max_steps: int = field(
         default_factory=lambda: _env_int("WIKIREACT_MAX_STEPS", DEFAULT_MAX_STEPS),
-        metadata={"description": "Step budget; the paper uses 7 on HotpotQA. Env: WIKIREACT_MAX_STEPS."},
+        metadata={
+            "description": "Step budget; the paper uses 7 on HotpotQA. Env: WIKIREACT_MAX_STEPS."
+        },
     )
     repetition_limit: int = field(
         default_factory=lambda: _env_int("WIKIREACT_REPETITION_LIMIT", 3),
@@ -101,7 +103,9 @@ class Context:
     )
     method: Literal["react", "act"] = field(
         default="react",
-        metadata={"description": "react: Thought + Action per step; act: actions only (the paper's Act baseline)."},
+        metadata={
+            "description": "react: Thought + Action per step; act: actions only (the paper's Act baseline)."
+        },
     )
 
     protocol: Literal["text", "tools"] = field(

@@ -87,7 +87,11 @@ class PromptSet:
             exemplars[self.episode_key] = len(self.episodes)
         if self.qa_key:
             exemplars[self.qa_key] = len(self.qa)
-        return {"prompts_file": self.file, "prompts_sha256": self.sha256, "prompts_exemplars": exemplars}
+        return {
+            "prompts_file": self.file,
+            "prompts_sha256": self.sha256,
+            "prompts_exemplars": exemplars,
+        }
 
 
 def _labelled(text: str) -> Iterable[tuple[str | None, str]]:
@@ -135,8 +139,11 @@ def parse_episodes(text: str) -> tuple[EpisodeExemplar, ...]:
 
 def _usable_steps(steps: Sequence[dict[str, str]]) -> bool:
     actions = [parse_action(s["action"]) for s in steps]
-    return bool(actions) and all(isinstance(a, Action) for a in actions) \
+    return (
+        bool(actions)
+        and all(isinstance(a, Action) for a in actions)
         and [a.name for a in actions if isinstance(a, Action)][-1] == "Finish"
+    )
 
 
 def parse_qa(text: str) -> tuple[QaExemplar, ...]:
@@ -181,7 +188,9 @@ def load_prompts(path: Path | None, needs: Iterable[Need], keys: Sequence[str] =
     data, digest = _read(file)
     for key in keys:
         if key not in data:
-            raise PromptFileError(f"prompt file {file} has no key {key!r} (it has: {', '.join(data) or 'none'})")
+            raise PromptFileError(
+                f"prompt file {file} has no key {key!r} (it has: {', '.join(data) or 'none'})"
+            )
     named_episodes = [k for k in keys if parse_episodes(data[k])]
     named_qa = [k for k in keys if k not in named_episodes and parse_qa(data[k])]
     unused = [k for k in keys if k not in named_episodes and k not in named_qa]
@@ -202,7 +211,9 @@ def load_prompts(path: Path | None, needs: Iterable[Need], keys: Sequence[str] =
         else:
             found = tuple(q for q in parse_qa(data[chosen]) if need == "standard" or q.thought)
         if not found:
-            raise PromptFileError(f"prompt file {file}: key {chosen!r} holds no usable exemplar for {need}")
+            raise PromptFileError(
+                f"prompt file {file}: key {chosen!r} holds no usable exemplar for {need}"
+            )
         result["keys"][need] = chosen
         if episode_need:
             result |= {"episode_key": chosen, "episodes": found}

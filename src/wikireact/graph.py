@@ -44,7 +44,9 @@ def route_after_observe(state: State) -> Literal["reason", "__end__"]:
     return "reason" if state.get("status") == "running" else "__end__"
 
 
-def make_builder(resources: Resources | None = None) -> StateGraph[State, Context, InputState, OutputState]:
+def make_builder(
+    resources: Resources | None = None,
+) -> StateGraph[State, Context, InputState, OutputState]:
     """Return the uncompiled graph; `resources` fixes the model and/or source instead of `Context`."""
     resources = resources or Resources()
     builder = StateGraph(

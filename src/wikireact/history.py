@@ -39,12 +39,16 @@ def list_checkpoints(saver: BaseCheckpointSaver, thread_id: str) -> list[Checkpo
     """Return the thread's checkpoints, newest first (empty for an unknown thread)."""
     config: RunnableConfig = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}
     if isinstance(saver, CompactSqliteSaver):
-        return [_summary(t.config, t.checkpoint["channel_values"], t.metadata)
-                for t in saver.list_checkpoints(config)]
+        return [
+            _summary(t.config, t.checkpoint["channel_values"], t.metadata)
+            for t in saver.list_checkpoints(config)
+        ]
     from wikireact.graph import build_graph
 
-    return [_summary(snap.config, dict(snap.values), snap.metadata, snap.next)
-            for snap in build_graph(saver).get_state_history(config)]
+    return [
+        _summary(snap.config, dict(snap.values), snap.metadata, snap.next)
+        for snap in build_graph(saver).get_state_history(config)
+    ]
 
 
 def _summary(
@@ -54,9 +58,15 @@ def _summary(
     next_nodes: tuple[str, ...] | None = None,
 ) -> CheckpointSummary:
     if next_nodes is None:  # the nodes whose trigger holds a value not yet consumed
-        next_nodes = tuple(sorted(
-            ("__start__",) if "__start__" in values else
-            (k.removeprefix(TRIGGER_PREFIX) for k in values if k.startswith(TRIGGER_PREFIX))))
+        next_nodes = tuple(
+            sorted(
+                ("__start__",)
+                if "__start__" in values
+                else (
+                    k.removeprefix(TRIGGER_PREFIX) for k in values if k.startswith(TRIGGER_PREFIX)
+                )
+            )
+        )
     step = (metadata or {}).get("step")
     return CheckpointSummary(
         checkpoint_id=str(config["configurable"]["checkpoint_id"]),

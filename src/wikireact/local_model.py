@@ -90,9 +90,13 @@ class LlamaCppChatModel(BaseChatModel):
 
     def decoding_settings(self) -> dict[str, Any]:
         """Return the settings that shape this model's replies (recorded in evaluation reports)."""
-        return {"prompt_variant": self.prompt_variant, "grammar": self.grammar,
-                "no_title_answers": self.no_title_answers, "max_tokens": self.max_tokens,
-                "n_ctx": self.n_ctx}
+        return {
+            "prompt_variant": self.prompt_variant,
+            "grammar": self.grammar,
+            "no_title_answers": self.no_title_answers,
+            "max_tokens": self.max_tokens,
+            "n_ctx": self.n_ctx,
+        }
 
     def _client(self) -> Any:
         if self._llama is None:
@@ -179,11 +183,15 @@ def _grammar(require_thought: bool, number: int | None, not_answers: tuple[str, 
 
 def _episode_turns(turns: list[dict[str, str]]) -> list[dict[str, str]] | None:
     """Return the model's turns since the episode's question (None when there is no question)."""
-    asked = [i for i, t in enumerate(turns) if t["role"] == "user"
-             and (t["content"].startswith("Question:") or "\n\nQuestion:" in t["content"])]
+    asked = [
+        i
+        for i, t in enumerate(turns)
+        if t["role"] == "user"
+        and (t["content"].startswith("Question:") or "\n\nQuestion:" in t["content"])
+    ]
     if not asked:
         return None
-    return [t for t in turns[asked[-1] + 1:] if t["role"] == "assistant"]
+    return [t for t in turns[asked[-1] + 1 :] if t["role"] == "assistant"]
 
 
 def _step_number(turns: list[dict[str, str]]) -> int | None:

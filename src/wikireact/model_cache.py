@@ -85,8 +85,15 @@ class SqliteModelCache(BaseCache):
     def update(self, prompt: str, llm_string: str, return_val: Sequence[Generation]) -> None:
         """Store the reply of this call (its text and token usage)."""
         generation = return_val[0]
-        message = generation.message if isinstance(generation, ChatGeneration) else AIMessage(generation.text)
-        reply = {"content": message.content, "usage_metadata": getattr(message, "usage_metadata", None)}
+        message = (
+            generation.message
+            if isinstance(generation, ChatGeneration)
+            else AIMessage(generation.text)
+        )
+        reply = {
+            "content": message.content,
+            "usage_metadata": getattr(message, "usage_metadata", None),
+        }
         with self._lock:
             self._conn.execute(
                 f"INSERT OR REPLACE INTO {_TABLE}(key, call, reply) VALUES (?, ?, ?)",
@@ -114,13 +121,19 @@ def model_identity(spec: str) -> str:
     return spec
 
 
-def call_key(identity: str, messages: Sequence[BaseMessage], stop: Sequence[str] | None,
-             params: dict[str, Any], index: Any) -> tuple[str, str]:
+def call_key(
+    identity: str,
+    messages: Sequence[BaseMessage],
+    stop: Sequence[str] | None,
+    params: dict[str, Any],
+    index: Any,
+) -> tuple[str, str]:
     """Return a call's (prompt, llm_string) cache key."""
     prompt = json.dumps([[m.type, m.content] for m in messages], ensure_ascii=False, sort_keys=True)
     llm_string = json.dumps(
         {"model": identity, "stop": list(stop or []), "params": params, "call": index},
-        sort_keys=True, default=str,
+        sort_keys=True,
+        default=str,
     )
     return prompt, llm_string
 
@@ -179,7 +192,9 @@ class CachedChatModel(BaseChatModel):
         **kwargs: Any,
     ) -> ChatResult:
         metadata = dict(getattr(run_manager, "metadata", None) or {})
-        prompt, llm_string = call_key(self.identity, messages, stop, kwargs, metadata.get(CALL_INDEX_KEY))
+        prompt, llm_string = call_key(
+            self.identity, messages, stop, kwargs, metadata.get(CALL_INDEX_KEY)
+        )
         cached = self.store.lookup(prompt, llm_string)
         if cached:
             with self._lock:
@@ -190,7 +205,9 @@ class CachedChatModel(BaseChatModel):
         config: RunnableConfig = {"metadata": metadata}  # the call index, the question id
         reply = self._real_model().invoke(messages, stop=stop, config=config, **kwargs)
         # Keep exactly what a replay returns, so a first run and its replay give the same records.
-        message = AIMessage(content=reply.content, usage_metadata=getattr(reply, "usage_metadata", None))
+        message = AIMessage(
+            content=reply.content, usage_metadata=getattr(reply, "usage_metadata", None)
+        )
         generation = ChatGeneration(message=message)
         self.store.update(prompt, llm_string, [generation])
         return ChatResult(generations=[generation])

@@ -31,7 +31,11 @@ def find_bindir() -> Path | None:
     candidates.append(str(Path(on_path).parent) if on_path else "")
     candidates += sorted(glob.glob("/usr/lib/postgresql/*/bin"), reverse=True)
     for candidate in candidates:
-        if candidate and (Path(candidate) / "initdb").exists() and (Path(candidate) / "pg_ctl").exists():
+        if (
+            candidate
+            and (Path(candidate) / "initdb").exists()
+            and (Path(candidate) / "pg_ctl").exists()
+        ):
             return Path(candidate)
     return None
 
@@ -59,7 +63,8 @@ class PgCluster:
         if bindir is None:
             raise PgUnavailableError(
                 "PostgreSQL server binaries (initdb, pg_ctl) not found; install PostgreSQL "
-                "or set WIKIREACT_PG_BIN")
+                "or set WIKIREACT_PG_BIN"
+            )
         as_postgres = os.geteuid() == 0
         root = Path(tempfile.mkdtemp(prefix="wikireact-pg-"))
         cluster = cls(bindir=bindir, root=root, port=_free_port(), as_postgres=as_postgres)
@@ -67,22 +72,45 @@ class PgCluster:
             if as_postgres:
                 shutil.chown(root, "postgres", "postgres")
             root.chmod(0o700)
-            cluster._run("initdb", "-D", str(root / "data"), "-U", "postgres", "--auth=trust",
-                         "-E", "UTF8", "--locale=C.UTF-8", "--no-sync")
+            cluster._run(
+                "initdb",
+                "-D",
+                str(root / "data"),
+                "-U",
+                "postgres",
+                "--auth=trust",
+                "-E",
+                "UTF8",
+                "--locale=C.UTF-8",
+                "--no-sync",
+            )
             options = f"-c listen_addresses=127.0.0.1 -p {cluster.port} -k {root} -c fsync=off"
-            cluster._run("pg_ctl", "-D", str(root / "data"), "-l", str(root / "log"), "-w",
-                         "-o", options, "start")
+            cluster._run(
+                "pg_ctl",
+                "-D",
+                str(root / "data"),
+                "-l",
+                str(root / "log"),
+                "-w",
+                "-o",
+                options,
+                "start",
+            )
         except (OSError, subprocess.CalledProcessError, LookupError) as exc:
             detail = getattr(exc, "stderr", "") or ""
             cluster._remove()
-            raise PgUnavailableError(f"cannot start a PostgreSQL cluster: {exc} {detail}".strip()) from None
+            raise PgUnavailableError(
+                f"cannot start a PostgreSQL cluster: {exc} {detail}".strip()
+            ) from None
         return cluster
 
     def _run(self, tool: str, *args: str) -> None:
         command = [str(self.bindir / tool), *args]
         if self.as_postgres:
             command = ["runuser", "-u", "postgres", "--", *command]
-        subprocess.run(command, check=True, capture_output=True, text=True, timeout=120, cwd=self.root)
+        subprocess.run(
+            command, check=True, capture_output=True, text=True, timeout=120, cwd=self.root
+        )
 
     def url(self, database: str = "postgres") -> str:
         """Return the DSN of `database` on this cluster."""

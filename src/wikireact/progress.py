@@ -39,7 +39,11 @@ def state_key(action: ActionDict, state: State) -> str | None:
     page = state.get("page_title")
     if action["name"] == "Search":
         page_key = state.get("page_key")
-        if page is not None and page_key is not None and _names_open_page(action["argument"], page, page_key):
+        if (
+            page is not None
+            and page_key is not None
+            and _names_open_page(action["argument"], page, page_key)
+        ):
             return page_key
         return search_key(action["argument"], page)
     if action["name"] == "Lookup":

@@ -82,8 +82,13 @@ def _prompt_prefix(
     messages: list[BaseMessage] = [SystemMessage(instruction)]
     for exemplar in exemplars:
         example = [
-            Step(kind="finish" if step.action.startswith("Finish") else "executed",
-                 thought=step.thought, action=step.action, observation=step.observation, raw="")
+            Step(
+                kind="finish" if step.action.startswith("Finish") else "executed",
+                thought=step.thought,
+                action=step.action,
+                observation=step.observation,
+                raw="",
+            )
             for step in exemplar.steps
         ]
         messages += _episode_turns(exemplar.question, example, method)

@@ -31,8 +31,12 @@ VALID_ACTIONS_HINT = (
 # are disjoint, so the patterns match exactly what their greedy forms did.
 _OBSERVATION_WORD = re.compile(r"observation\b", re.IGNORECASE)
 _LABEL_MARKS = "*_`>#"
-_ACTION_LABEL = re.compile(r"^\s*+[*_`>#]*+\s*+action\s*+\d*+\s*+[*_`]*+\s*+:\s*+(.*)$", re.IGNORECASE)
-_THOUGHT_LABEL = re.compile(r"^\s*+[*_`>#]*+\s*+thought\s*+\d*+\s*+[*_`]*+\s*+:[*_`\s]*+", re.IGNORECASE)
+_ACTION_LABEL = re.compile(
+    r"^\s*+[*_`>#]*+\s*+action\s*+\d*+\s*+[*_`]*+\s*+:\s*+(.*)$", re.IGNORECASE
+)
+_THOUGHT_LABEL = re.compile(
+    r"^\s*+[*_`>#]*+\s*+thought\s*+\d*+\s*+[*_`]*+\s*+:[*_`\s]*+", re.IGNORECASE
+)
 _VERB_CALL = re.compile(r"([A-Za-z]++)\s*+\[")
 _ANY_ACTION = re.compile(r"\b(search|lookup|finish)\s*+\[", re.IGNORECASE)
 _BARE_CALL = re.compile(r"(search|lookup|finish)\s*+\[", re.IGNORECASE)
@@ -136,7 +140,9 @@ def _parse(text: str, require_thought: bool) -> ParsedOutput:
         # Tolerate a bare `Search[...]` line with no label.
         action_lines = [i for i, line in enumerate(lines) if _starts_with_call(line)]
         if not action_lines:
-            return ParsedOutput(_thought(lines), FormatError("no action found. " + VALID_ACTIONS_HINT))
+            return ParsedOutput(
+                _thought(lines), FormatError("no action found. " + VALID_ACTIONS_HINT)
+            )
         raw_actions = [lines[i].strip() for i in action_lines]
     else:
         raw_actions = [_ACTION_LABEL.match(lines[i]).group(1) for i in action_lines]  # type: ignore[union-attr]
@@ -144,13 +150,18 @@ def _parse(text: str, require_thought: bool) -> ParsedOutput:
     if len(action_lines) > 1:
         return ParsedOutput(
             thought,
-            FormatError("several actions in one output; give exactly one. " + VALID_ACTIONS_HINT,
-                        raw_actions[0].strip()),
+            FormatError(
+                "several actions in one output; give exactly one. " + VALID_ACTIONS_HINT,
+                raw_actions[0].strip(),
+            ),
         )
     if require_thought and not thought:
         return ParsedOutput(
-            thought, FormatError("no thought before the action; write `Thought N: ...` first.",
-                                 raw_actions[0].strip())
+            thought,
+            FormatError(
+                "no thought before the action; write `Thought N: ...` first.",
+                raw_actions[0].strip(),
+            ),
         )
     return ParsedOutput(thought, _parse_action_text(raw_actions[0]))
 
@@ -170,7 +181,9 @@ def _parse_action_text(raw: str) -> Action | FormatError:
     shown = raw.strip()[:200]
     call = _VERB_CALL.match(text)
     if not call:
-        return FormatError(f"`{shown}` is not of the form Verb[argument]. " + VALID_ACTIONS_HINT, shown)
+        return FormatError(
+            f"`{shown}` is not of the form Verb[argument]. " + VALID_ACTIONS_HINT, shown
+        )
     verb = _canonical_verb(call.group(1))
     if verb is None:
         guess = difflib.get_close_matches(call.group(1).capitalize(), VERBS, n=1, cutoff=0.5)
@@ -179,12 +192,16 @@ def _parse_action_text(raw: str) -> Action | FormatError:
     close = _matching_bracket(text, call.end() - 1)
     if close is None:
         return FormatError(f"`{shown}` has no closing bracket. " + VALID_ACTIONS_HINT, shown)
-    if _ANY_ACTION.search(text[close + 1:]):
-        return FormatError("several actions in one output; give exactly one. " + VALID_ACTIONS_HINT, shown)
-    return make_action(verb, text[call.end():close], shown, hint=" " + VALID_ACTIONS_HINT)
+    if _ANY_ACTION.search(text[close + 1 :]):
+        return FormatError(
+            "several actions in one output; give exactly one. " + VALID_ACTIONS_HINT, shown
+        )
+    return make_action(verb, text[call.end() : close], shown, hint=" " + VALID_ACTIONS_HINT)
 
 
-def make_action(verb: ActionName, argument: str, shown: str, *, hint: str = "") -> Action | FormatError:
+def make_action(
+    verb: ActionName, argument: str, shown: str, *, hint: str = ""
+) -> Action | FormatError:
     """Return `verb` with its argument normalised (quotes, spaces), or why it is not valid.
 
     Shared by both protocols, so the same argument gives the same action in each.

@@ -87,7 +87,9 @@ CREATE TABLE IF NOT EXISTS checkpoints (
     PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id)
 ) WITHOUT ROWID
 """
-_COLUMNS = "thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata"
+_COLUMNS = (
+    "thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata"
+)
 _ANCESTORS = (  # blobs only for rows saved without `snapshots` (by the stock layout)
     "WITH RECURSIVE chain(checkpoint_id, parent_checkpoint_id, snapshots, type, checkpoint) AS ("
     "SELECT checkpoint_id, parent_checkpoint_id, snapshots, type, "
@@ -111,7 +113,9 @@ Node = tuple[str | None, frozenset[str]]
 
 def sorted_writes(stored: StoredWrites) -> TaskWrites:
     """Unpack a checkpoint's rows into its writes, in `writes_sort_key` order."""
-    found = [(path, task_id, write) for task_id, path, data in stored for write in unpack_writes(data)]
+    found = [
+        (path, task_id, write) for task_id, path, data in stored for write in unpack_writes(data)
+    ]
     found.sort(key=lambda f: writes_sort_key(f[0], f[1], f[2][0]))
     return [(task_id, write) for _, task_id, write in found]
 
@@ -119,7 +123,9 @@ def sorted_writes(stored: StoredWrites) -> TaskWrites:
 class CompactSqliteSaver(SqliteSaver):
     """`SqliteSaver` with integer versions, compressed checkpoints and one row per task's writes."""
 
-    def __init__(self, conn: sqlite3.Connection, *, serde: SerializerProtocol | None = None) -> None:
+    def __init__(
+        self, conn: sqlite3.Connection, *, serde: SerializerProtocol | None = None
+    ) -> None:
         """Use `conn`; values are serialized by `serde` (default: LangGraph's)."""
         super().__init__(conn, serde=serde)
         self._nodes: OrderedDict[Key, Node] = OrderedDict()
@@ -149,7 +155,8 @@ class CompactSqliteSaver(SqliteSaver):
         grouped: dict[tuple[str, str, str, str, str], list[Write]] = {}
         for thread_id, ns, cid, task_id, path, idx, channel, type_, value in rows:
             grouped.setdefault((thread_id, ns, cid, task_id, path), []).append(
-                (idx, channel, type_ or "", value or b""))
+                (idx, channel, type_ or "", value or b"")
+            )
         self.conn.executemany(
             "INSERT OR REPLACE INTO task_writes VALUES (?, ?, ?, ?, ?, ?)",
             [(*key, pack_writes(writes)) for key, writes in grouped.items()],
@@ -183,17 +190,33 @@ class CompactSqliteSaver(SqliteSaver):
         if (squeezed := squeeze(blob)) is not None:
             type_, blob = type_ + ZD1, squeezed
         meta = dump_metadata(get_checkpoint_metadata(config, metadata))
-        snapshots = ",".join(sorted(k for k, v in checkpoint["channel_values"].items()
-                                    if isinstance(v, _DeltaSnapshot)))
+        snapshots = ",".join(
+            sorted(
+                k for k, v in checkpoint["channel_values"].items() if isinstance(v, _DeltaSnapshot)
+            )
+        )
         with self.cursor() as cur:
             self._nodes.pop((thread_id, ns, checkpoint["id"]), None)
             cur.execute(
                 f"INSERT OR REPLACE INTO checkpoints ({_COLUMNS}, snapshots) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (thread_id, ns, checkpoint["id"], configurable.get("checkpoint_id"), type_, blob, meta,
-                 snapshots),
+                (
+                    thread_id,
+                    ns,
+                    checkpoint["id"],
+                    configurable.get("checkpoint_id"),
+                    type_,
+                    blob,
+                    meta,
+                    snapshots,
+                ),
             )
-        return {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns,
-                                 "checkpoint_id": checkpoint["id"]}}
+        return {
+            "configurable": {
+                "thread_id": thread_id,
+                "checkpoint_ns": ns,
+                "checkpoint_id": checkpoint["id"],
+            }
+        }
 
     def put_writes(
         self,
@@ -204,21 +227,31 @@ class CompactSqliteSaver(SqliteSaver):
     ) -> None:
         """Store a task's writes in its one row, with `SqliteSaver`'s replace/ignore rules."""
         configurable = config["configurable"]
-        key = (str(configurable["thread_id"]), str(configurable["checkpoint_ns"]),
-               str(configurable["checkpoint_id"]), task_id)
+        key = (
+            str(configurable["thread_id"]),
+            str(configurable["checkpoint_ns"]),
+            str(configurable["checkpoint_id"]),
+            task_id,
+        )
         replace = all(channel in WRITES_IDX_MAP for channel, _ in writes)
-        new = [(WRITES_IDX_MAP.get(channel, idx), channel, *self.serde.dumps_typed(value))
-               for idx, (channel, value) in enumerate(writes)]
+        new = [
+            (WRITES_IDX_MAP.get(channel, idx), channel, *self.serde.dumps_typed(value))
+            for idx, (channel, value) in enumerate(writes)
+        ]
         packed = pack_writes(new)
         with self.cursor() as cur:
             self._writes.pop(key[:3], None)
-            cur.execute("INSERT OR IGNORE INTO task_writes VALUES (?, ?, ?, ?, ?, ?)",
-                        (*key, task_path, packed))
+            cur.execute(
+                "INSERT OR IGNORE INTO task_writes VALUES (?, ?, ?, ?, ?, ?)",
+                (*key, task_path, packed),
+            )
             if cur.rowcount == 1:
                 return
             row = cur.execute(
                 "SELECT data FROM task_writes WHERE thread_id = ? AND checkpoint_ns = ? "
-                "AND checkpoint_id = ? AND task_id = ?", key).fetchone()
+                "AND checkpoint_id = ? AND task_id = ?",
+                key,
+            ).fetchone()
             merged = {w[0]: w for w in unpack_writes(row[0])}
             for write in new:
                 if replace or write[0] not in merged:
@@ -226,7 +259,8 @@ class CompactSqliteSaver(SqliteSaver):
             cur.execute(
                 "UPDATE task_writes SET data = ? WHERE thread_id = ? AND checkpoint_ns = ? "
                 "AND checkpoint_id = ? AND task_id = ?",
-                (pack_writes(sorted(merged.values(), key=lambda w: w[0])), *key))
+                (pack_writes(sorted(merged.values(), key=lambda w: w[0])), *key),
+            )
 
     def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         """Return the checkpoint `config` names (or the thread's latest) with its pending writes."""
@@ -234,11 +268,17 @@ class CompactSqliteSaver(SqliteSaver):
         thread_id, ns = str(configurable["thread_id"]), configurable.get("checkpoint_ns", "")
         with self.cursor(transaction=False) as cur:
             if checkpoint_id := get_checkpoint_id(config):
-                cur.execute(f"SELECT {_COLUMNS} FROM checkpoints WHERE thread_id = ? AND "
-                            "checkpoint_ns = ? AND checkpoint_id = ?", (thread_id, ns, checkpoint_id))
+                cur.execute(
+                    f"SELECT {_COLUMNS} FROM checkpoints WHERE thread_id = ? AND "
+                    "checkpoint_ns = ? AND checkpoint_id = ?",
+                    (thread_id, ns, checkpoint_id),
+                )
             else:
-                cur.execute(f"SELECT {_COLUMNS} FROM checkpoints WHERE thread_id = ? AND "
-                            "checkpoint_ns = ? ORDER BY checkpoint_id DESC LIMIT 1", (thread_id, ns))
+                cur.execute(
+                    f"SELECT {_COLUMNS} FROM checkpoints WHERE thread_id = ? AND "
+                    "checkpoint_ns = ? ORDER BY checkpoint_id DESC LIMIT 1",
+                    (thread_id, ns),
+                )
             row = cur.fetchone()
             if row is None:
                 return None
@@ -285,9 +325,16 @@ class CompactSqliteSaver(SqliteSaver):
         with self.lock:
             for item in tuples:
                 c = item.config["configurable"]
-                parent = item.parent_config["configurable"]["checkpoint_id"] if item.parent_config else None
-                self._remember((c["thread_id"], c["checkpoint_ns"], c["checkpoint_id"]), parent,
-                               item.checkpoint["channel_values"])
+                parent = (
+                    item.parent_config["configurable"]["checkpoint_id"]
+                    if item.parent_config
+                    else None
+                )
+                self._remember(
+                    (c["thread_id"], c["checkpoint_ns"], c["checkpoint_id"]),
+                    parent,
+                    item.checkpoint["channel_values"],
+                )
         yield from tuples
 
     def delete_thread(self, thread_id: str) -> None:
@@ -332,9 +379,14 @@ class CompactSqliteSaver(SqliteSaver):
                 for ch in active & node[1]:
                     seed_at[ch] = checkpoint_id
                 active -= node[1]
-            seed_rows = {cid: cur.execute(
-                "SELECT type, checkpoint FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? "
-                "AND checkpoint_id = ?", (thread_id, ns, cid)).fetchone() for cid in set(seed_at.values())}
+            seed_rows = {
+                cid: cur.execute(
+                    "SELECT type, checkpoint FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? "
+                    "AND checkpoint_id = ?",
+                    (thread_id, ns, cid),
+                ).fetchone()
+                for cid in set(seed_at.values())
+            }
             wanted = {(thread_id, ns, c) for chain in chains.values() for c in chain}
             cached = {key: self._writes[key] for key in wanted if key in self._writes}
             stored = self._stored_writes(cur, sorted(wanted - cached.keys()))
@@ -344,7 +396,9 @@ class CompactSqliteSaver(SqliteSaver):
                 self._writes[key] = writes[key]
             while len(self._writes) > CACHED_CHECKPOINTS:
                 self._writes.popitem(last=False)
-        seed_values = {cid: self._load_checkpoint(*row)["channel_values"] for cid, row in seed_rows.items()}
+        seed_values = {
+            cid: self._load_checkpoint(*row)["channel_values"] for cid, row in seed_rows.items()
+        }
         out: dict[str, DeltaChannelHistory] = {}
         for ch in channels:
             collected: list[PendingWrite] = [
@@ -374,8 +428,11 @@ class CompactSqliteSaver(SqliteSaver):
                 found = (thread_id, ns, found_id)
                 if found != key and found in self._nodes:
                     break
-                held = snapshots.split(",") if snapshots is not None else \
-                    self._load_checkpoint(type_, blob)["channel_values"]
+                held = (
+                    snapshots.split(",")
+                    if snapshots is not None
+                    else self._load_checkpoint(type_, blob)["channel_values"]
+                )
                 remembered = self._remember(found, parent_id, held)
                 node = remembered if found == key else node
             rows.close()  # stops the recursive query early
@@ -396,28 +453,46 @@ class CompactSqliteSaver(SqliteSaver):
             groups.setdefault((thread_id, ns), []).append(checkpoint_id)
         for (thread_id, ns), ids in groups.items():
             for start in range(0, len(ids), 500):
-                chunk = ids[start:start + 500]
+                chunk = ids[start : start + 500]
                 cur.execute(
                     "SELECT checkpoint_id, task_id, task_path, data FROM task_writes WHERE thread_id = ? "
                     f"AND checkpoint_ns = ? AND checkpoint_id IN ({','.join('?' * len(chunk))})",
-                    (thread_id, ns, *chunk))
+                    (thread_id, ns, *chunk),
+                )
                 for checkpoint_id, task_id, path, data in cur.fetchall():
                     out[(thread_id, ns, checkpoint_id)].append((task_id, path, data))
         return out
 
     def _load_checkpoint(self, type_: str, blob: bytes) -> Checkpoint:
         if type_.endswith(ZD1):
-            return cast(Checkpoint, self.serde.loads_typed((type_.removesuffix(ZD1), unsqueeze(blob))))
+            return cast(
+                Checkpoint, self.serde.loads_typed((type_.removesuffix(ZD1), unsqueeze(blob)))
+            )
         return cast(Checkpoint, self.serde.loads_typed((type_, blob)))
 
     def _tuple(self, row: Sequence[Any], stored: StoredWrites) -> CheckpointTuple:
         thread_id, ns, checkpoint_id, parent_id, type_, blob, metadata = row
         return CheckpointTuple(
-            {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns,
-                              "checkpoint_id": checkpoint_id}},
+            {
+                "configurable": {
+                    "thread_id": thread_id,
+                    "checkpoint_ns": ns,
+                    "checkpoint_id": checkpoint_id,
+                }
+            },
             self._load_checkpoint(type_, blob),
             load_metadata(metadata),
-            {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns,
-                              "checkpoint_id": parent_id}} if parent_id else None,
-            [(task_id, w[1], self.serde.loads_typed((w[2], w[3]))) for task_id, w in sorted_writes(stored)],
+            {
+                "configurable": {
+                    "thread_id": thread_id,
+                    "checkpoint_ns": ns,
+                    "checkpoint_id": parent_id,
+                }
+            }
+            if parent_id
+            else None,
+            [
+                (task_id, w[1], self.serde.loads_typed((w[2], w[3])))
+                for task_id, w in sorted_writes(stored)
+            ],
         )

@@ -85,12 +85,19 @@ class ScriptedChatModel(BaseChatModel):
         if isinstance(data, Mapping) and isinstance(data["outputs"], Mapping):
             scripts = data["outputs"]
             if not scripts or not all(_is_output_list(v) and v for v in scripts.values()):
-                raise ValueError(f"script file {path}: every question needs a non-empty list of outputs")
-            return cls(by_question={str(k): list(v) for k, v in scripts.items()}, delay_s=_delay_s(data, path))
+                raise ValueError(
+                    f"script file {path}: every question needs a non-empty list of outputs"
+                )
+            return cls(
+                by_question={str(k): list(v) for k, v in scripts.items()},
+                delay_s=_delay_s(data, path),
+            )
         if not isinstance(data, Mapping) or not _is_output_list(data.get("outputs")):
-            raise ValueError(f"script file {path} must hold a list of outputs (strings or tool calls "
-                             f"like {{\"tool\": \"search\", \"args\": {{\"title\": \"...\"}}}}) "
-                             f"or {{\"outputs\": [...]}}")
+            raise ValueError(
+                f"script file {path} must hold a list of outputs (strings or tool calls "
+                f'like {{"tool": "search", "args": {{"title": "..."}}}}) '
+                f'or {{"outputs": [...]}}'
+            )
         if not data["outputs"]:
             raise ValueError(f"script file {path} holds no outputs; give at least one")
         return cls(outputs=list(data["outputs"]), delay_s=_delay_s(data, path))
@@ -109,7 +116,9 @@ class ScriptedChatModel(BaseChatModel):
         """Accept tools (the script decides the calls; the tools are not used)."""
         return self.bind(tools=list(tools), **kwargs)
 
-    def _index(self, run_manager: CallbackManagerForLLMRun | AsyncCallbackManagerForLLMRun | None) -> int:
+    def _index(
+        self, run_manager: CallbackManagerForLLMRun | AsyncCallbackManagerForLLMRun | None
+    ) -> int:
         metadata = getattr(run_manager, "metadata", None) or {}
         if CALL_INDEX_KEY in metadata:
             return int(metadata[CALL_INDEX_KEY])
@@ -118,8 +127,11 @@ class ScriptedChatModel(BaseChatModel):
             self._fallback_calls += 1
         return index
 
-    def _script(self, run_manager: CallbackManagerForLLMRun | AsyncCallbackManagerForLLMRun | None,
-                messages: Sequence[BaseMessage]) -> list[ScriptOutput]:
+    def _script(
+        self,
+        run_manager: CallbackManagerForLLMRun | AsyncCallbackManagerForLLMRun | None,
+        messages: Sequence[BaseMessage],
+    ) -> list[ScriptOutput]:
         """Return the outputs for this call: `outputs`, or its question's (by id, else by text)."""
         if not self.by_question:
             return self.outputs
@@ -127,14 +139,27 @@ class ScriptedChatModel(BaseChatModel):
         question_id = metadata.get(QUESTION_ID_KEY)
         if question_id is not None and str(question_id) in self.by_question:
             return self.by_question[str(question_id)]
-        asked = next((str(m.content).removeprefix("Question: ") for m in reversed(messages)
-                      if m.type == "human" and str(m.content).startswith("Question: ")), None)
+        asked = next(
+            (
+                str(m.content).removeprefix("Question: ")
+                for m in reversed(messages)
+                if m.type == "human" and str(m.content).startswith("Question: ")
+            ),
+            None,
+        )
         if asked is not None and asked in self.by_question:
             return self.by_question[asked]
-        raise ScriptExhaustedError(f"the script has no outputs for question {question_id or asked!r}")
+        raise ScriptExhaustedError(
+            f"the script has no outputs for question {question_id or asked!r}"
+        )
 
-    def _respond(self, index: int, messages: Sequence[BaseMessage], stop: list[str] | None,
-                 outputs: list[ScriptOutput] | None = None) -> ChatResult:
+    def _respond(
+        self,
+        index: int,
+        messages: Sequence[BaseMessage],
+        stop: list[str] | None,
+        outputs: list[ScriptOutput] | None = None,
+    ) -> ChatResult:
         outputs = self.outputs if outputs is None else outputs
         if index in self.errors:
             error = self.errors[index]
@@ -144,15 +169,22 @@ class ScriptedChatModel(BaseChatModel):
                 f"the script has {len(outputs)} outputs; call {index + 1} has none"
             )
         output = outputs[index]
-        scripted = AIMessage(content=output) if isinstance(output, str) else \
-            output if isinstance(output, AIMessage) else script_message(output, index)
+        scripted = (
+            AIMessage(content=output)
+            if isinstance(output, str)
+            else output
+            if isinstance(output, AIMessage)
+            else script_message(output, index)
+        )
         text = str(scripted.text)
         for token in stop or []:
             cut = text.find(token)
             if cut != -1:
                 text = text[:cut]
         prompt = "\n".join(str(m.content) for m in messages)
-        produced = count_tokens(text) + sum(count_tokens(str(c["args"])) for c in scripted.tool_calls)
+        produced = count_tokens(text) + sum(
+            count_tokens(str(c["args"])) for c in scripted.tool_calls
+        )
         usage = {
             "input_tokens": count_tokens(prompt),
             "output_tokens": produced,
@@ -172,7 +204,11 @@ class ScriptedChatModel(BaseChatModel):
         outputs = self._script(run_manager, messages)
         if self.delay_s:
             time.sleep(self.delay_s)
-        return self._respond(index, messages, stop, outputs) if self.by_question else self._respond(index, messages, stop)
+        return (
+            self._respond(index, messages, stop, outputs)
+            if self.by_question
+            else self._respond(index, messages, stop)
+        )
 
     async def _agenerate(
         self,
@@ -185,14 +221,24 @@ class ScriptedChatModel(BaseChatModel):
         outputs = self._script(run_manager, messages)
         if self.delay_s:
             await asyncio.sleep(self.delay_s)
-        return self._respond(index, messages, stop, outputs) if self.by_question else self._respond(index, messages, stop)
+        return (
+            self._respond(index, messages, stop, outputs)
+            if self.by_question
+            else self._respond(index, messages, stop)
+        )
 
 
 def _delay_s(data: Mapping[str, Any], path: str | Path) -> float:
     """Return a script's `delay_s`, refusing anything but a finite number of seconds >= 0."""
     delay_s = data.get("delay_s", 0.0)
-    if isinstance(delay_s, bool) or not isinstance(delay_s, int | float) or not 0 <= delay_s < math.inf:
-        raise ValueError(f"script file {path}: delay_s must be a number of seconds >= 0, got {delay_s!r}")
+    if (
+        isinstance(delay_s, bool)
+        or not isinstance(delay_s, int | float)
+        or not 0 <= delay_s < math.inf
+    ):
+        raise ValueError(
+            f"script file {path}: delay_s must be a number of seconds >= 0, got {delay_s!r}"
+        )
     return float(delay_s)
 
 

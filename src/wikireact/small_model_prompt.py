@@ -35,24 +35,36 @@ def _episode(question: str, *steps: tuple[str, str, str]) -> EpisodeExemplar:
 EXEMPLARS: tuple[EpisodeExemplar, ...] = (
     _episode(
         "Who composed The Four Seasons?",
-        ("I search The Four Seasons.", "Search[The Four Seasons]",
-         "The Four Seasons is a group of four violin concertos by the Italian composer "
-         "Antonio Vivaldi. They were written around 1718."),
+        (
+            "I search The Four Seasons.",
+            "Search[The Four Seasons]",
+            "The Four Seasons is a group of four violin concertos by the Italian composer "
+            "Antonio Vivaldi. They were written around 1718.",
+        ),
         ("The Observation says the composer is Antonio Vivaldi.", "Finish[Antonio Vivaldi]", ""),
     ),
     _episode(
         "In what year did the Titanic sink?",
-        ("I search Titanic.", "Search[Titanic]",
-         "Could not find Titanic. Similar: ['Sinking of the Titanic', 'Titanic (1997 film)']."),
-        ("The page is Sinking of the Titanic.", "Search[Sinking of the Titanic]",
-         "RMS Titanic sank in the North Atlantic Ocean on 15 April 1912, after striking an "
-         "iceberg. More than 1,500 people died."),
+        (
+            "I search Titanic.",
+            "Search[Titanic]",
+            "Could not find Titanic. Similar: ['Sinking of the Titanic', 'Titanic (1997 film)'].",
+        ),
+        (
+            "The page is Sinking of the Titanic.",
+            "Search[Sinking of the Titanic]",
+            "RMS Titanic sank in the North Atlantic Ocean on 15 April 1912, after striking an "
+            "iceberg. More than 1,500 people died.",
+        ),
         ("The Observation says it sank on 15 April 1912.", "Finish[1912]", ""),
     ),
     _episode(
         "What is the capital of Kenya?",
-        ("I search Kenya.", "Search[Kenya]",
-         "Kenya is a country in East Africa. Its capital and largest city is Nairobi."),
+        (
+            "I search Kenya.",
+            "Search[Kenya]",
+            "Kenya is a country in East Africa. Its capital and largest city is Nairobi.",
+        ),
         ("The Observation says the capital is Nairobi.", "Finish[Nairobi]", ""),
     ),
 )
@@ -94,8 +106,13 @@ def _prompt_prefix(
     messages: list[BaseMessage] = [SystemMessage(INSTRUCTION)]
     for exemplar in exemplars:
         example = [
-            Step(kind="finish" if step.action.startswith("Finish") else "executed",
-                 thought=step.thought, action=step.action, observation=step.observation, raw="")
+            Step(
+                kind="finish" if step.action.startswith("Finish") else "executed",
+                thought=step.thought,
+                action=step.action,
+                observation=step.observation,
+                raw="",
+            )
             for step in exemplar.steps
         ]
         messages += _episode_turns(exemplar.question, example, method)

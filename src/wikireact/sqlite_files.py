@@ -80,5 +80,9 @@ def _schema(path: Path) -> tuple[set[str], set[str], int]:
             if attempt == len(modes):
                 raise ForeignFileError(f"it is not a readable SQLite database ({exc})") from None
             continue  # e.g. a writer started meanwhile: read it the ordinary way
-        return {str(name) for _, name in rows}, {str(name) for kind, name in rows if kind == "table"}, user_version
+        return (
+            {str(name) for _, name in rows},
+            {str(name) for kind, name in rows if kind == "table"},
+            user_version,
+        )
     raise AssertionError("unreachable")

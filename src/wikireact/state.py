@@ -185,9 +185,22 @@ class CurrentStep(TypedDict, total=False):
 
 
 EMPTY_STEP = CurrentStep(
-    raw="", thought="", action=None, action_text="", format_error=None, kind=None,
-    state_key=None, repeat_of=None, observation="", input_tokens=0, output_tokens=0,
-    wiki_requests=0, calls=[], started_at=None, ended_at=None, approval=None,
+    raw="",
+    thought="",
+    action=None,
+    action_text="",
+    format_error=None,
+    kind=None,
+    state_key=None,
+    repeat_of=None,
+    observation="",
+    input_tokens=0,
+    output_tokens=0,
+    wiki_requests=0,
+    calls=[],
+    started_at=None,
+    ended_at=None,
+    approval=None,
 )
 """Every field of a step in progress at its empty value (`current` merges partial writes)."""
 
@@ -221,7 +234,9 @@ class OutputState(TypedDict):
     steps: int
     trajectory: Annotated[list[Step], DeltaChannel(append_items, snapshot_frequency=SNAPSHOT_EVERY)]
     usage: Annotated[list[StepUsage], DeltaChannel(append_items, snapshot_frequency=SNAPSHOT_EVERY)]
-    audit: Annotated[list[AuditRecord], DeltaChannel(append_items, snapshot_frequency=SNAPSHOT_EVERY)]
+    audit: Annotated[
+        list[AuditRecord], DeltaChannel(append_items, snapshot_frequency=SNAPSHOT_EVERY)
+    ]
     """One record of facts per step (see `AuditRecord`); `wikireact history THREAD --json`."""
 
 
@@ -230,7 +245,9 @@ class State(InputState, OutputState, total=False):
 
     page_title: str | None
     """Title of the page opened by the last successful Search; None before or after a miss."""
-    page_sentences: Annotated[list[str], DeltaChannel(last_write, snapshot_frequency=SNAPSHOT_EVERY)]
+    page_sentences: Annotated[
+        list[str], DeltaChannel(last_write, snapshot_frequency=SNAPSHOT_EVERY)
+    ]
     """All sentences of the current page (Lookup reads them)."""
     lookup_cursors: dict[str, int]
     """Per lowercased keyword, how many of its matches have been shown so far."""

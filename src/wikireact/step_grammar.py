@@ -27,15 +27,16 @@ rest ::= [^{_TEXT}]{{0,{MAX_ARGUMENT_CHARS - 1}}}
 """
 
 
-def step_grammar(*, require_thought: bool, number: int | None = None,
-                 not_answers: Iterable[str] = ()) -> str:
+def step_grammar(
+    *, require_thought: bool, number: int | None = None, not_answers: Iterable[str] = ()
+) -> str:
     """Return the GBNF text of one step: a thought (required or optional) and one action.
 
     With `number`, the step is numbered `number` (a small model otherwise copies the
     number of an exemplar's last step, and with it that step's Finish). A Finish argument
     cannot start with any of `not_answers` (compared case-insensitively).
     """
-    root = 'root ::= thought action' if require_thought else 'root ::= thought? action'
+    root = "root ::= thought action" if require_thought else "root ::= thought? action"
     numbered = f'number ::= "{number}"' if number is not None else "number ::= [1-9] [0-9]?"
     return f"{root}\n{_RULES.strip()}\n{numbered}\n{_answer_rules(not_answers)}"
 

@@ -11,6 +11,7 @@ from wikireact.errors import ConfigurationError
 SNAPSHOT_ID_KEY = "_snapshot_id"
 """Stored beside a thread's settings: the id of the snapshot it started on."""
 
+
 class ThreadStoreError(ConfigurationError):
     """The checkpoint store cannot be used, or a thread is unknown."""
 

@@ -78,7 +78,9 @@ class Store(Protocol):
     def saver(self) -> BaseCheckpointSaver:
         """The LangGraph checkpointer."""
 
-    def register(self, thread_id: str, question: str, context: Context, snapshot_id: str | None = None) -> None:
+    def register(
+        self, thread_id: str, question: str, context: Context, snapshot_id: str | None = None
+    ) -> None:
         """Record a new thread's question and settings (and the snapshot it starts on)."""
 
     def settings(self, thread_id: str) -> dict[str, Any]:
@@ -162,7 +164,9 @@ class ThreadStore:
         except (sqlite3.Error, OSError) as exc:
             raise ThreadStoreError(f"cannot use checkpoint file {path}: {exc}") from None
 
-    def register(self, thread_id: str, question: str, context: Context, snapshot_id: str | None = None) -> None:
+    def register(
+        self, thread_id: str, question: str, context: Context, snapshot_id: str | None = None
+    ) -> None:
         """Record a new thread's question and settings; refuse a thread id already in use.
 
         `snapshot_id` identifies the snapshot the thread starts on, checked on resume.
@@ -179,7 +183,9 @@ class ThreadStore:
                 "or pick another --thread-id"
             ) from None
         except sqlite3.Error as exc:  # e.g. a full disk: nothing was recorded
-            raise ThreadStoreError(f"cannot record thread {thread_id!r} in {self.path}: {exc}") from None
+            raise ThreadStoreError(
+                f"cannot record thread {thread_id!r} in {self.path}: {exc}"
+            ) from None
 
     def _registered(self, thread_id: str) -> tuple[str, str]:
         row = self.conn.execute(

@@ -69,11 +69,19 @@ class PostgresThreadStore:
         self._held: set[str] = set()
         self._lock = threading.Lock()
         try:
-            self.lock_conn = psycopg.connect(url, autocommit=True, connect_timeout=10, options=KEEPALIVES)
+            self.lock_conn = psycopg.connect(
+                url, autocommit=True, connect_timeout=10, options=KEEPALIVES
+            )
         except psycopg.Error as exc:
-            raise ThreadStoreError(f"cannot connect to {self.location}: {_first_line(exc)}") from None
+            raise ThreadStoreError(
+                f"cannot connect to {self.location}: {_first_line(exc)}"
+            ) from None
         self.pool = ConnectionPool[psycopg.Connection[DictRow]](
-            url, min_size=1, max_size=max(pool_size, 2), open=True, connection_class=psycopg.Connection[DictRow],
+            url,
+            min_size=1,
+            max_size=max(pool_size, 2),
+            open=True,
+            connection_class=psycopg.Connection[DictRow],
             kwargs={"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row},
         )
         try:
@@ -95,14 +103,18 @@ class PostgresThreadStore:
         statement, which `CREATE INDEX CONCURRENTLY` in `PostgresSaver.setup()` waits for:
         an undetected deadlock when several workers start at once.
         """
-        while not self.lock_conn.execute("SELECT pg_try_advisory_lock(%s)", (SETUP_LOCK,)).fetchone()[0]:  # type: ignore[index]
+        while not self.lock_conn.execute(
+            "SELECT pg_try_advisory_lock(%s)", (SETUP_LOCK,)
+        ).fetchone()[0]:  # type: ignore[index]
             time.sleep(0.05)
         try:
             yield
         finally:
             self.lock_conn.execute("SELECT pg_advisory_unlock(%s)", (SETUP_LOCK,))
 
-    def register(self, thread_id: str, question: str, context: Context, snapshot_id: str | None = None) -> None:
+    def register(
+        self, thread_id: str, question: str, context: Context, snapshot_id: str | None = None
+    ) -> None:
         """Record a new thread's question and settings (and snapshot); refuse a thread id in use."""
         with self.pool.connection() as conn:
             row = conn.execute(
@@ -119,7 +131,8 @@ class PostgresThreadStore:
     def _registered(self, thread_id: str) -> dict[str, Any]:
         with self.pool.connection() as conn:
             row = conn.execute(
-                "SELECT question, settings FROM wikireact_threads WHERE thread_id = %s", (thread_id,)
+                "SELECT question, settings FROM wikireact_threads WHERE thread_id = %s",
+                (thread_id,),
             ).fetchone()
         if row is None:
             raise ThreadStoreError(f"unknown thread id {thread_id!r} in {self.location}")
@@ -157,7 +170,8 @@ class PostgresThreadStore:
                 return
             self._held.discard(key)
             self.lock_conn.execute(
-                "SELECT pg_advisory_unlock(hashtextextended(%s, 0))", ("wikireact:" + key,))
+                "SELECT pg_advisory_unlock(hashtextextended(%s, 0))", ("wikireact:" + key,)
+            )
 
     def close(self) -> None:
         """Close the pool and the lock connection (which releases every run lock)."""

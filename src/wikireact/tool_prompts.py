@@ -74,20 +74,31 @@ def build_tool_messages(
 
 
 @functools.cache
-def _prefix(method: Literal["react", "act"], exemplars: tuple[EpisodeExemplar, ...]) -> tuple[BaseMessage, ...]:
+def _prefix(
+    method: Literal["react", "act"], exemplars: tuple[EpisodeExemplar, ...]
+) -> tuple[BaseMessage, ...]:
     """Return the instruction and the exemplars as tool-call turns (built once per method and set)."""
-    messages: list[BaseMessage] = [SystemMessage(TOOLS_INSTRUCTION if method == "react" else ACT_TOOLS_INSTRUCTION)]
+    messages: list[BaseMessage] = [
+        SystemMessage(TOOLS_INSTRUCTION if method == "react" else ACT_TOOLS_INSTRUCTION)
+    ]
     for number, exemplar in enumerate(exemplars, start=1):
         example = [
-            Step(kind="finish" if step.action.startswith("Finish") else "executed",
-                 thought=step.thought, action=step.action, observation=step.observation, raw="")
+            Step(
+                kind="finish" if step.action.startswith("Finish") else "executed",
+                thought=step.thought,
+                action=step.action,
+                observation=step.observation,
+                raw="",
+            )
             for step in exemplar.steps
         ]
         messages += _turns(exemplar.question, example, method, f"example{number}_")
     return tuple(messages)
 
 
-def _turns(question: str, steps: Sequence[Step], method: Literal["react", "act"], id_prefix: str) -> list[BaseMessage]:
+def _turns(
+    question: str, steps: Sequence[Step], method: Literal["react", "act"], id_prefix: str
+) -> list[BaseMessage]:
     turns: list[BaseMessage] = [HumanMessage(f"Question: {question}")]
     for number, step in enumerate(steps, start=1):
         calls = _calls(step, f"{id_prefix}{number}")
@@ -112,7 +123,10 @@ def _calls(step: Step, fallback_id: str) -> list[dict[str, Any]]:
         if isinstance(action, Action):
             return [tool_call_of(action, recorded[0]["id"] if recorded else fallback_id)]
     return [
-        {"name": call["name"] or "unknown", "args": call["args"] if isinstance(call["args"], dict) else {},
-         "id": call["id"]}
+        {
+            "name": call["name"] or "unknown",
+            "args": call["args"] if isinstance(call["args"], dict) else {},
+            "id": call["id"],
+        }
         for call in recorded
     ]

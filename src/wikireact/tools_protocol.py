@@ -47,7 +47,11 @@ LOOKUP_DESCRIPTION = (
     "repeating the same lookup shows the next match."
 )
 FINISH_DESCRIPTION = "Give the final answer (a short phrase, or yes/no) and end the task."
-_DESCRIPTIONS = {"search": SEARCH_DESCRIPTION, "lookup": LOOKUP_DESCRIPTION, "finish": FINISH_DESCRIPTION}
+_DESCRIPTIONS = {
+    "search": SEARCH_DESCRIPTION,
+    "lookup": LOOKUP_DESCRIPTION,
+    "finish": FINISH_DESCRIPTION,
+}
 _ARGUMENT_HELP = {
     "title": "the exact title of a Wikipedia page",
     "keyword": "a word or phrase to find on the open page",
@@ -61,7 +65,9 @@ TOOLS: list[dict[str, Any]] = [
             "description": _DESCRIPTIONS[name],
             "parameters": {
                 "type": "object",
-                "properties": {argument: {"type": "string", "description": _ARGUMENT_HELP[argument]}},
+                "properties": {
+                    argument: {"type": "string", "description": _ARGUMENT_HELP[argument]}
+                },
                 "required": [argument],
                 "additionalProperties": False,
             },
@@ -71,7 +77,9 @@ TOOLS: list[dict[str, Any]] = [
 ]
 """The three tools in OpenAI function format (what `bind_tools` sends)."""
 # Possessive quantifiers keep it linear on long runs of spaces (see wikireact.protocol).
-_THOUGHT_LABEL = re.compile(r"^\s*+[*_`>#]*+\s*+thought\s*+\d*+\s*+[*_`]*+\s*+:[*_`\s]*+", re.IGNORECASE)
+_THOUGHT_LABEL = re.compile(
+    r"^\s*+[*_`>#]*+\s*+thought\s*+\d*+\s*+[*_`]*+\s*+:[*_`\s]*+", re.IGNORECASE
+)
 
 
 def tool_name(verb: ActionName) -> str:
@@ -90,11 +98,13 @@ def calls_of_reply(reply: AIMessage, step: int) -> list[ToolCallRecord]:
     calls: list[ToolCallRecord] = []
     for call in [*reply.tool_calls, *reply.invalid_tool_calls]:
         number = len(calls) + 1
-        calls.append(ToolCallRecord(
-            id=valid_unicode(str(call.get("id") or f"call_{step}_{number}")),
-            name=valid_unicode(str(call.get("name") or "")),
-            args=_valid_json(call.get("args")) if call.get("args") is not None else {},
-        ))
+        calls.append(
+            ToolCallRecord(
+                id=valid_unicode(str(call.get("id") or f"call_{step}_{number}")),
+                name=valid_unicode(str(call.get("name") or "")),
+                args=_valid_json(call.get("args")) if call.get("args") is not None else {},
+            )
+        )
     return calls
 
 
@@ -124,16 +134,24 @@ def parse_tool_calls(content: str, calls: Sequence[Mapping[str, Any]]) -> Parsed
     try:
         thought = _thought(content if isinstance(content, str) else str(content))
         if not calls:
-            return ParsedOutput(thought, FormatError("no tool call in the reply. " + VALID_TOOLS_HINT))
+            return ParsedOutput(
+                thought, FormatError("no tool call in the reply. " + VALID_TOOLS_HINT)
+            )
         if len(calls) > 1:
             names = ", ".join(str(c.get("name")) for c in calls)
-            return ParsedOutput(thought, FormatError(
-                f"{len(calls)} tool calls in one reply ({names}); give exactly one. " + VALID_TOOLS_HINT,
-                "; ".join(render_call(c) for c in calls)[:200],
-            ))
+            return ParsedOutput(
+                thought,
+                FormatError(
+                    f"{len(calls)} tool calls in one reply ({names}); give exactly one. "
+                    + VALID_TOOLS_HINT,
+                    "; ".join(render_call(c) for c in calls)[:200],
+                ),
+            )
         return ParsedOutput(thought, action_from_call(calls[0].get("name"), calls[0].get("args")))
     except Exception as exc:  # defensive: the parser must never take an episode down
-        return ParsedOutput("", FormatError(f"could not read the tool call ({type(exc).__name__})."))
+        return ParsedOutput(
+            "", FormatError(f"could not read the tool call ({type(exc).__name__}).")
+        )
 
 
 def action_from_call(name: object, args: object) -> Action | FormatError:
@@ -146,19 +164,29 @@ def action_from_call(name: object, args: object) -> Action | FormatError:
         return FormatError(f"unknown tool `{name}`.{hint} " + VALID_TOOLS_HINT, shown)
     verb, argument = TOOL_VERBS[tool]
     if not isinstance(args, Mapping):
-        return FormatError(f"the arguments of {tool} are not a JSON object: `{str(args)[:100]}`. "
-                           + VALID_TOOLS_HINT, shown)
+        return FormatError(
+            f"the arguments of {tool} are not a JSON object: `{str(args)[:100]}`. "
+            + VALID_TOOLS_HINT,
+            shown,
+        )
     extra = [str(k) for k in args if k != argument]
     if argument not in args:
         guess = f" Did you mean {argument} instead of {extra[0]}?" if len(extra) == 1 else ""
-        return FormatError(f"{tool} needs the argument `{argument}` (text).{guess} " + VALID_TOOLS_HINT, shown)
+        return FormatError(
+            f"{tool} needs the argument `{argument}` (text).{guess} " + VALID_TOOLS_HINT, shown
+        )
     if extra:
-        return FormatError(f"{tool} takes only `{argument}`; unexpected: {', '.join(extra)}. "
-                           + VALID_TOOLS_HINT, shown)
+        return FormatError(
+            f"{tool} takes only `{argument}`; unexpected: {', '.join(extra)}. " + VALID_TOOLS_HINT,
+            shown,
+        )
     value = args[argument]
     if not isinstance(value, str):
-        return FormatError(f"the argument `{argument}` of {tool} must be text, got {_json_type(value)}. "
-                           + VALID_TOOLS_HINT, shown)
+        return FormatError(
+            f"the argument `{argument}` of {tool} must be text, got {_json_type(value)}. "
+            + VALID_TOOLS_HINT,
+            shown,
+        )
     return make_action(verb, value, shown, hint=" " + VALID_TOOLS_HINT)
 
 
@@ -171,26 +199,45 @@ def script_message(output: Mapping[str, Any], index: int) -> AIMessage:
     listed = output.get("tool_calls")
     specs = list(listed) if isinstance(listed, list) else [output] if "tool" in output else []
     calls = [
-        {"name": str(spec.get("tool", spec.get("name", ""))), "args": spec.get("args", {}),
-         "id": str(spec.get("id") or f"call_{index}_{number}"), "type": "tool_call"}
+        {
+            "name": str(spec.get("tool", spec.get("name", ""))),
+            "args": spec.get("args", {}),
+            "id": str(spec.get("id") or f"call_{index}_{number}"),
+            "type": "tool_call",
+        }
         for number, spec in enumerate(specs, start=1)
     ]
     valid = [c for c in calls if isinstance(c["args"], dict)]
-    invalid = [{**c, "args": json.dumps(c["args"]), "error": "arguments are not an object",
-                "type": "invalid_tool_call"} for c in calls if not isinstance(c["args"], dict)]
-    return AIMessage(content=str(output.get("content", "")), tool_calls=valid, invalid_tool_calls=invalid)
+    invalid = [
+        {
+            **c,
+            "args": json.dumps(c["args"]),
+            "error": "arguments are not an object",
+            "type": "invalid_tool_call",
+        }
+        for c in calls
+        if not isinstance(c["args"], dict)
+    ]
+    return AIMessage(
+        content=str(output.get("content", "")), tool_calls=valid, invalid_tool_calls=invalid
+    )
 
 
 def is_script_output(output: object) -> bool:
     """Whether `output` is a scripted reply: text, an AIMessage, or a tool-call dict."""
     if isinstance(output, str | AIMessage):
         return True
-    return isinstance(output, Mapping) and ("tool" in output or isinstance(output.get("tool_calls"), list)
-                                            or isinstance(output.get("content"), str))
+    return isinstance(output, Mapping) and (
+        "tool" in output
+        or isinstance(output.get("tool_calls"), list)
+        or isinstance(output.get("content"), str)
+    )
 
 
 def _thought(content: str) -> str:
-    text = " ".join(line.strip() for line in cut_at_observation(content).splitlines() if line.strip())
+    text = " ".join(
+        line.strip() for line in cut_at_observation(content).splitlines() if line.strip()
+    )
     return _THOUGHT_LABEL.sub("", text, count=1).strip()
 
 

@@ -70,10 +70,13 @@ app = typer.Typer(
     context_settings=CONTEXT_SETTINGS,
 )
 snapshot_app = typer.Typer(
-    help="Build offline Wikipedia snapshots.", no_args_is_help=True, rich_markup_mode=None,
+    help="Build offline Wikipedia snapshots.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
     context_settings=CONTEXT_SETTINGS,
 )
 app.add_typer(snapshot_app, name="snapshot")
+
 
 def _show_version(value: bool) -> None:
     if value:
@@ -87,8 +90,12 @@ def _show_version(value: bool) -> None:
 
 @app.callback()
 def _options(
-    version: Annotated[bool, typer.Option(
-        "--version", callback=_show_version, is_eager=True, help="print the version and exit")] = False,
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_show_version, is_eager=True, help="print the version and exit"
+        ),
+    ] = False,
 ) -> None:
     """ReAct (Reason + Act) over Wikipedia as a checkpointed LangGraph state machine."""
 
@@ -96,12 +103,24 @@ def _options(
 @app.command(cls=HelpCommand)
 @guard
 def ask(
-    question: Annotated[str, typer.Argument(metavar="QUESTION", help="The question (at most 2,000 characters).", show_default=False)],
+    question: Annotated[
+        str,
+        typer.Argument(
+            metavar="QUESTION", help="The question (at most 2,000 characters).", show_default=False
+        ),
+    ],
     model: ModelOpt = None,
     wiki: WikiOpt = None,
     max_steps: StepsOpt = None,
-    thread_id: Annotated[str | None, typer.Option(
-        "--thread-id", metavar="ID", show_default="a random id", help="name the episode's thread")] = None,
+    thread_id: Annotated[
+        str | None,
+        typer.Option(
+            "--thread-id",
+            metavar="ID",
+            show_default="a random id",
+            help="name the episode's thread",
+        ),
+    ] = None,
     db: DbOpt = None,
     approve: ApproveOpt = None,
     offline: OfflineOpt = False,
@@ -117,16 +136,29 @@ def ask(
         fail(str(exc))
     if offline:
         model, wiki = model or "local", wiki or "offline"
-    context = run_settings({}, model=model, wiki=wiki, max_steps=max_steps, approve=approve, protocol=protocol)
+    context = run_settings(
+        {}, model=model, wiki=wiki, max_steps=max_steps, approve=approve, protocol=protocol
+    )
     resources, chat_model = run_model(context, model_cache)
     thread_id = thread_id or uuid.uuid4().hex[:12]
     with closing(open_store(db)) as store, runner(store, thread_id):
         if _thread_exists(store, thread_id):
-            fail(f"thread {thread_id!r} already exists; continue it with `{resume_command(thread_id, db)}` "
-                 "or pick another --thread-id")
+            fail(
+                f"thread {thread_id!r} already exists; continue it with `{resume_command(thread_id, db)}` "
+                "or pick another --thread-id"
+            )
         store.register(thread_id, question, context, snapshot_id=snapshot_id(context.wiki))
-        run_episode(store, {"question": question}, thread_id, context, as_json, resume_command(thread_id, db),
-                    model=chat_model, wiki=resources.wiki, reviewer=reviewer)
+        run_episode(
+            store,
+            {"question": question},
+            thread_id,
+            context,
+            as_json,
+            resume_command(thread_id, db),
+            model=chat_model,
+            wiki=resources.wiki,
+            reviewer=reviewer,
+        )
 
 
 def _thread_exists(store: Store, thread_id: str) -> bool:
@@ -142,44 +174,68 @@ def _existing_store(db: str | None, thread_id: str) -> Store:
     """Open the checkpoint store that holds `thread_id`; never create an empty SQLite file."""
     path = db or default_db_path()
     if not is_postgres_url(db) and not Path(path).exists():
-        fail(f"unknown thread id {thread_id!r}: there is no checkpoint file at {path} (wrong --db?)")
+        fail(
+            f"unknown thread id {thread_id!r}: there is no checkpoint file at {path} (wrong --db?)"
+        )
     return open_store(db)
 
 
 def _checkpoint_config(store: Store, thread_id: str, checkpoint_id: str) -> RunnableConfig:
     """Return the config of one of the thread's checkpoints; fail if it has no such checkpoint."""
-    config: RunnableConfig = {"configurable": {"thread_id": thread_id, "checkpoint_id": checkpoint_id}}
+    config: RunnableConfig = {
+        "configurable": {"thread_id": thread_id, "checkpoint_id": checkpoint_id}
+    }
     if store.saver.get_tuple(config) is None:
-        fail(f"thread {thread_id!r} has no checkpoint {checkpoint_id!r} (see `wikireact history {thread_id}`)")
+        fail(
+            f"thread {thread_id!r} has no checkpoint {checkpoint_id!r} (see `wikireact history {thread_id}`)"
+        )
     return config
 
 
-def _extend_budget(store: Store, thread_id: str, values: dict[str, Any], max_steps: int | None) -> None:
+def _extend_budget(
+    store: Store, thread_id: str, values: dict[str, Any], max_steps: int | None
+) -> None:
     """Reopen a thread that ran out of budget when `max_steps` allows more steps, or say why not."""
     steps = values.get("steps", 0)
     status = values.get("status")
     if max_steps is None or not episode_ended(values):
         return
     if status != "budget_exhausted":
-        fail(f"thread {thread_id!r} has ended ({status}), not run out of budget: "
-             "a larger --max-steps cannot continue it")
+        fail(
+            f"thread {thread_id!r} has ended ({status}), not run out of budget: "
+            "a larger --max-steps cannot continue it"
+        )
     if max_steps <= steps:
-        fail(f"thread {thread_id!r} has used {steps} steps: --max-steps must be more than {steps} to continue it")
-    build_graph(store.saver).update_state(thread_config(thread_id), {"status": "running"}, as_node="observe")
+        fail(
+            f"thread {thread_id!r} has used {steps} steps: --max-steps must be more than {steps} to continue it"
+        )
+    build_graph(store.saver).update_state(
+        thread_config(thread_id), {"status": "running"}, as_node="observe"
+    )
 
 
-@app.command(cls=HelpCommand, short_help="Recap THREAD, then continue it (same settings unless given).")
+@app.command(
+    cls=HelpCommand, short_help="Recap THREAD, then continue it (same settings unless given)."
+)
 @guard
 def resume(
-    thread_id: Annotated[str, typer.Argument(metavar="THREAD", help="The thread to continue.", show_default=False)],
+    thread_id: Annotated[
+        str, typer.Argument(metavar="THREAD", help="The thread to continue.", show_default=False)
+    ],
     model: ResumeModelOpt = None,
     wiki: ResumeWikiOpt = None,
     max_steps: ResumeStepsOpt = None,
     db: DbOpt = None,
     approve: ResumeApproveOpt = None,
-    from_checkpoint: Annotated[str | None, typer.Option(
-        "--from", metavar="CHECKPOINT", show_default="the latest",
-        help="continue from this checkpoint (see `history`): replays, or forks with new settings")] = None,
+    from_checkpoint: Annotated[
+        str | None,
+        typer.Option(
+            "--from",
+            metavar="CHECKPOINT",
+            show_default="the latest",
+            help="continue from this checkpoint (see `history`): replays, or forks with new settings",
+        ),
+    ] = None,
     model_cache: CacheOpt = None,
     as_json: JsonOpt = False,
     reviewer: ReviewerOpt = None,
@@ -187,30 +243,49 @@ def resume(
     """Recap THREAD's question and steps, then continue it with the settings it started with."""
     with closing(_existing_store(db, thread_id)) as store:
         question = store.question(thread_id)
-        context = run_settings(store.settings(thread_id), model=model, wiki=wiki, max_steps=max_steps,
-                               approve=approve)
+        context = run_settings(
+            store.settings(thread_id), model=model, wiki=wiki, max_steps=max_steps, approve=approve
+        )
         resources, chat_model = run_model(context, model_cache)
         if wiki is None:
             check_same_snapshot(store, thread_id, context)
         with runner(store, thread_id):  # one runner per thread, across processes and machines
-            start = _checkpoint_config(store, thread_id, from_checkpoint) if from_checkpoint else None
+            start = (
+                _checkpoint_config(store, thread_id, from_checkpoint) if from_checkpoint else None
+            )
             values = build_graph(store.saver).get_state(start or thread_config(thread_id)).values
             if start is None:
                 _extend_budget(store, thread_id, values, max_steps)
             if not as_json:
                 console.print(Text.assemble(("Resuming thread ", "bold"), clean(thread_id)))
                 show_transcript(console, question, values, status=False)
-            payload = None if values else {"question": question}  # no checkpoint yet: start it again
-            run_episode(store, payload, thread_id, context, as_json, resume_command(thread_id, db, max_steps),
-                        start, model=chat_model, wiki=resources.wiki, reviewer=reviewer)
+            payload = (
+                None if values else {"question": question}
+            )  # no checkpoint yet: start it again
+            run_episode(
+                store,
+                payload,
+                thread_id,
+                context,
+                as_json,
+                resume_command(thread_id, db, max_steps),
+                start,
+                model=chat_model,
+                wiki=resources.wiki,
+                reviewer=reviewer,
+            )
 
 
 @app.command(cls=HelpCommand, short_help="Show THREAD as a transcript, then its checkpoints.")
 @guard
 def history(
-    thread_id: Annotated[str, typer.Argument(metavar="THREAD", help="The thread to show.", show_default=False)],
+    thread_id: Annotated[
+        str, typer.Argument(metavar="THREAD", help="The thread to show.", show_default=False)
+    ],
     db: DbOpt = None,
-    as_json: Annotated[bool, typer.Option("--json", help="print the audit trail as one JSON object")] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="print the audit trail as one JSON object")
+    ] = False,
 ) -> None:
     """Show THREAD as a transcript (question, status, answer, steps), then its checkpoints."""
     with closing(_existing_store(db, thread_id)) as store:
@@ -218,11 +293,23 @@ def history(
         graph = build_graph(store.saver)
         config = thread_config(thread_id)
         if as_json:
-            print(history_json(thread_id, question, store.settings(thread_id), dict(graph.get_state(config).values)))
+            print(
+                history_json(
+                    thread_id,
+                    question,
+                    store.settings(thread_id),
+                    dict(graph.get_state(config).values),
+                )
+            )
             return
         show_transcript(console, question, graph.get_state(config).values)
-        console.print(Text(f"Checkpoints, newest first (continue from one: "
-                           f"{resume_command(thread_id, db, checkpoint='CHECKPOINT')})", style="bold"))
+        console.print(
+            Text(
+                f"Checkpoints, newest first (continue from one: "
+                f"{resume_command(thread_id, db, checkpoint='CHECKPOINT')})",
+                style="bold",
+            )
+        )
         for item in list_checkpoints(store.saver, thread_id):
             superstep = "?" if item.superstep is None else item.superstep
             console.print(
@@ -241,7 +328,12 @@ def graph_command() -> None:
 @snapshot_app.command("import", cls=HelpCommand)
 @guard
 def snapshot_import(
-    files: Annotated[list[Path], typer.Argument(metavar="FILE...", help="HotpotQA-format .json or {title,text} .jsonl files")],
+    files: Annotated[
+        list[Path],
+        typer.Argument(
+            metavar="FILE...", help="HotpotQA-format .json or {title,text} .jsonl files"
+        ),
+    ],
     out: Annotated[Path, typer.Option("--out", help="the snapshot file to create or extend")],
 ) -> None:
     """Import pages into a snapshot (streaming; idempotent)."""
@@ -259,7 +351,9 @@ def snapshot_import(
                 f"{clean(path)}: {stats.read} pages read, {stats.added} added, {stats.changed} updated, "
                 f"{stats.unchanged} unchanged"
             )
-        console.print(f"{clean(out)}: {store.count()} pages, snapshot id {store.meta('snapshot_id')}")
+        console.print(
+            f"{clean(out)}: {store.count()} pages, snapshot id {store.meta('snapshot_id')}"
+        )
     except BaseException:
         if created:  # a failed import leaves no file behind (an existing one keeps its pages)
             if store is not None:
@@ -268,9 +362,12 @@ def snapshot_import(
         raise
 
 
-
 eval_app = typer.Typer(
-    cls=EvalGroup, short_help="Evaluate a method, or compare runs (`eval report`).", no_args_is_help=True, rich_markup_mode=None, context_settings=CONTEXT_SETTINGS,
+    cls=EvalGroup,
+    short_help="Evaluate a method, or compare runs (`eval report`).",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+    context_settings=CONTEXT_SETTINGS,
     help="Evaluate a method on HotpotQA-style questions (`eval DATASET` = `eval run DATASET`), "
     "or compare finished runs (`eval report DIR...`).",
 )

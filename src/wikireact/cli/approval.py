@@ -38,7 +38,9 @@ def read_line() -> str:
 class ApprovalPrompt:
     """Ask a person at the terminal to approve, edit or reject a proposed action."""
 
-    def __init__(self, console: Console, read: Callable[[], str] = read_line, echo: bool | None = None) -> None:
+    def __init__(
+        self, console: Console, read: Callable[[], str] = read_line, echo: bool | None = None
+    ) -> None:
         """Show the dialog on `console` (stderr in the CLI) and read answers with `read`.
 
         `echo`: end each answered prompt with a newline, as a terminal does when the user
@@ -61,11 +63,15 @@ class ApprovalPrompt:
         """Print what is being decided: step number, open page, Thought and proposed action."""
         page = proposal.get("page_title")
         self.console.print(
-            Text.assemble((f"Step {step}", "bold"), " · open page: ", clean(page) if page else "(none)")
+            Text.assemble(
+                (f"Step {step}", "bold"), " · open page: ", clean(page) if page else "(none)"
+            )
         )
         if thought:
             self.console.print(labelled(f"Thought {step}:", "bold magenta", thought))
-        self.console.print(labelled(f"Proposed action {step}:", "bold yellow", proposal["proposed_action"]))
+        self.console.print(
+            labelled(f"Proposed action {step}:", "bold yellow", proposal["proposed_action"])
+        )
 
     def decide(self, proposal: dict[str, Any], step: int, thought: str = "") -> Any:
         """Return the resume value for the `act` interrupt: True, `{"action"}` or `{"reject"}`."""

@@ -43,6 +43,7 @@ def debug_enabled() -> bool:
 
 def guard(command: Callable[..., None]) -> Callable[..., None]:
     """Turn unexpected exceptions into one line (tracebacks only with WIKIREACT_DEBUG=1)."""
+
     @functools.wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> None:
         try:

@@ -111,7 +111,9 @@ def show_result(console: Console, result: dict[str, Any], thread_id: str) -> Non
     )
 
 
-def show_transcript(console: Console, question: str, values: dict[str, Any], *, status: bool = True) -> None:
+def show_transcript(
+    console: Console, question: str, values: dict[str, Any], *, status: bool = True
+) -> None:
     """Print a thread as a transcript: question, status, answer and steps taken, then every step.
 
     `status=False` prints only the question and the steps (the recap of `resume`).
@@ -134,7 +136,9 @@ def safe_json(value: Any) -> str:
     """
     text = json.dumps(value, ensure_ascii=False)  # C0 controls are escaped already
     return "".join(
-        json.dumps(ch)[1:-1] if ch > "\x7e" and unicodedata.category(ch) in _UNSAFE_CATEGORIES else ch
+        json.dumps(ch)[1:-1]
+        if ch > "\x7e" and unicodedata.category(ch) in _UNSAFE_CATEGORIES
+        else ch
         for ch in text
     )
 

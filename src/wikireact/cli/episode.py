@@ -29,8 +29,14 @@ def _decide(prompt: ApprovalPrompt, pending: Any) -> Any:
 
 
 def _drive(
-    store: Store, payload: Any, thread_id: str, context: Context, quiet: bool,
-    start: RunnableConfig | None = None, model: BaseChatModel | None = None, reviewer: str | None = None,
+    store: Store,
+    payload: Any,
+    thread_id: str,
+    context: Context,
+    quiet: bool,
+    start: RunnableConfig | None = None,
+    model: BaseChatModel | None = None,
+    reviewer: str | None = None,
     wiki: WikiSource | None = None,
 ) -> dict[str, Any]:
     """Run the episode to its end, showing steps live and asking for approvals.
@@ -52,7 +58,11 @@ def _drive(
                 payload = Command(resume=signed(_decide(prompt, pending), reviewer))
         with console.status("Thinking…", spinner="dots") if not quiet else nullcontext():
             for mode, chunk in graph.stream(
-                payload, run_config, context=context, stream_mode=["updates", "custom"], durability="sync"
+                payload,
+                run_config,
+                context=context,
+                stream_mode=["updates", "custom"],
+                durability="sync",
             ):
                 if mode == "custom" and not quiet and isinstance(chunk, dict):
                     show_step(console, chunk, thought=chunk.get("step") not in thought_shown)
@@ -63,24 +73,49 @@ def _drive(
 
 
 def run_episode(
-    store: Store, payload: Any, thread_id: str, context: Context, as_json: bool,
-    hint: str, start: RunnableConfig | None = None, model: BaseChatModel | None = None,
-    reviewer: str | None = None, wiki: WikiSource | None = None,
+    store: Store,
+    payload: Any,
+    thread_id: str,
+    context: Context,
+    as_json: bool,
+    hint: str,
+    start: RunnableConfig | None = None,
+    model: BaseChatModel | None = None,
+    reviewer: str | None = None,
+    wiki: WikiSource | None = None,
 ) -> None:
     """Drive the episode and print its result; `hint` is the command that resumes it."""
     try:
-        result = _drive(store, payload, thread_id, context, quiet=as_json, start=start, model=model,
-                        reviewer=reviewer, wiki=wiki)
+        result = _drive(
+            store,
+            payload,
+            thread_id,
+            context,
+            quiet=as_json,
+            start=start,
+            model=model,
+            reviewer=reviewer,
+            wiki=wiki,
+        )
     except KeyboardInterrupt:
         fail(f"interrupted; the episode is saved: continue it with `{hint}`", 130)
     except EOFError:
-        fail(f"no answer at the approval prompt (end of input); the episode is saved: continue it with `{hint}`", 130)
+        fail(
+            f"no answer at the approval prompt (end of input); the episode is saved: continue it with `{hint}`",
+            130,
+        )
     except EpisodeStoppedError as exc:
         alternative = " (or with --wiki offline)" if isinstance(exc, WikiOutageError) else ""
-        fail(f"{str(exc).rstrip('.')}. The episode is saved: continue it later with `{hint}`{alternative}", 1)
+        fail(
+            f"{str(exc).rstrip('.')}. The episode is saved: continue it later with `{hint}`{alternative}",
+            1,
+        )
     except STORE_ERRORS as exc:  # e.g. a full disk, or the database server went away
-        fail(f"cannot save the episode in {store.location}: {str(exc).strip()}. The steps saved so far are kept: "
-             f"once that is fixed, continue with `{hint}`", 1)
+        fail(
+            f"cannot save the episode in {store.location}: {str(exc).strip()}. The steps saved so far are kept: "
+            f"once that is fixed, continue with `{hint}`",
+            1,
+        )
     if as_json:
         print(result_json(result, thread_id))
     else:

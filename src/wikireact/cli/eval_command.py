@@ -35,24 +35,56 @@ console = Console()
 wide = console if console.is_terminal else Console(width=220)
 
 
-DbOpt = Annotated[str | None, typer.Option(
-    "--db", metavar="URL", show_default="none: checkpoints in DIR/threads.db",
-    help="postgresql:// URL: the run lives there and many workers may share it")]
-RunOpt = Annotated[str | None, typer.Option(
-    "--run", metavar="NAME", show_default="the --out directory's name", help="the shared run's name")]
+DbOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--db",
+        metavar="URL",
+        show_default="none: checkpoints in DIR/threads.db",
+        help="postgresql:// URL: the run lives there and many workers may share it",
+    ),
+]
+RunOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--run",
+        metavar="NAME",
+        show_default="the --out directory's name",
+        help="the shared run's name",
+    ),
+]
 
 
 def report_command(
-    dirs: Annotated[list[Path] | None, typer.Argument(metavar="DIR...", help="output directories of finished runs",
-                                                      show_default=False)] = None,
-    paper: Annotated[bool, typer.Option("--paper", help="add the ReAct paper's Table 1 EM rows (PaLM-540B)")] = False,
-    plot: Annotated[Path | None, typer.Option(metavar="FILE", help="write EM/F1 per run to FILE.png or FILE.svg")] = None,
-    html: Annotated[Path | None, typer.Option(metavar="FILE", help="write a self-contained trajectory browser")] = None,
-    wide_table: Annotated[bool, typer.Option("--wide", help="every metric, not only EM/F1/finish/steps")] = False,
+    dirs: Annotated[
+        list[Path] | None,
+        typer.Argument(
+            metavar="DIR...", help="output directories of finished runs", show_default=False
+        ),
+    ] = None,
+    paper: Annotated[
+        bool, typer.Option("--paper", help="add the ReAct paper's Table 1 EM rows (PaLM-540B)")
+    ] = False,
+    plot: Annotated[
+        Path | None,
+        typer.Option(metavar="FILE", help="write EM/F1 per run to FILE.png or FILE.svg"),
+    ] = None,
+    html: Annotated[
+        Path | None, typer.Option(metavar="FILE", help="write a self-contained trajectory browser")
+    ] = None,
+    wide_table: Annotated[
+        bool, typer.Option("--wide", help="every metric, not only EM/F1/finish/steps")
+    ] = False,
     db: DbOpt = None,
     run: RunOpt = None,
-    out: Annotated[Path | None, typer.Option(metavar="DIR", show_default="a temporary directory",
-                                             help="with --db: write the run's report.json and trajectories.jsonl here")] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            metavar="DIR",
+            show_default="a temporary directory",
+            help="with --db: write the run's report.json and trajectories.jsonl here",
+        ),
+    ] = None,
 ) -> None:
     """Compare finished runs (each DIR holds a report.json): tables, and optionally a plot and a browser.
 
@@ -69,72 +101,148 @@ def report_command(
         if not dirs:
             fail("eval report needs at least one DIR (or --db URL --run NAME)")
         try:
-            eval_report([str(d) for d in dirs], console=wide, paper=paper, wide=wide_table, plot=plot, html=html)
+            eval_report(
+                [str(d) for d in dirs],
+                console=wide,
+                paper=paper,
+                wide=wide_table,
+                plot=plot,
+                html=html,
+            )
         except EvalError as exc:
             fail(str(exc))
+
 
 DEFAULT_CONCURRENCY = 8
 LOCAL_CONCURRENCY = 1
 
 
 def eval_command(
-    dataset: Annotated[Path, typer.Argument(metavar="DATASET", help="HotpotQA-style .json or .jsonl questions",
-                                            show_default=False)],
-    method: Annotated[str, typer.Option(metavar="METHOD", help=f"one of {', '.join(METHODS)}")] = "react",
-    limit: Annotated[int | None, typer.Option(metavar="N", show_default="all", help="number of questions")] = None,
-    sample_seed: Annotated[int, typer.Option(help="shuffle seed; 233 with --limit 500 = the paper's sample")] = 233,
+    dataset: Annotated[
+        Path,
+        typer.Argument(
+            metavar="DATASET", help="HotpotQA-style .json or .jsonl questions", show_default=False
+        ),
+    ],
+    method: Annotated[
+        str, typer.Option(metavar="METHOD", help=f"one of {', '.join(METHODS)}")
+    ] = "react",
+    limit: Annotated[
+        int | None, typer.Option(metavar="N", show_default="all", help="number of questions")
+    ] = None,
+    sample_seed: Annotated[
+        int, typer.Option(help="shuffle seed; 233 with --limit 500 = the paper's sample")
+    ] = 233,
     seeds: Annotated[int, typer.Option(help="repeat every question with seeds 0..N-1")] = 1,
-    concurrency: Annotated[int | None, typer.Option(
-        metavar="N", show_default=f"{LOCAL_CONCURRENCY} with the local model, else {DEFAULT_CONCURRENCY}",
-        help="questions in flight at once")] = None,
-    model: Annotated[str | None, typer.Option(
-        metavar="MODEL", show_default=f"env WIKIREACT_MODEL, else {DEFAULT_MODEL}",
-        help="provider:model, local or scripted:FILE.json")] = None,
-    wiki: Annotated[str, typer.Option(metavar="SOURCE", help="live, offline, record:PATH.db or PATH.db")] = "offline",
+    concurrency: Annotated[
+        int | None,
+        typer.Option(
+            metavar="N",
+            show_default=f"{LOCAL_CONCURRENCY} with the local model, else {DEFAULT_CONCURRENCY}",
+            help="questions in flight at once",
+        ),
+    ] = None,
+    model: Annotated[
+        str | None,
+        typer.Option(
+            metavar="MODEL",
+            show_default=f"env WIKIREACT_MODEL, else {DEFAULT_MODEL}",
+            help="provider:model, local or scripted:FILE.json",
+        ),
+    ] = None,
+    wiki: Annotated[
+        str, typer.Option(metavar="SOURCE", help="live, offline, record:PATH.db or PATH.db")
+    ] = "offline",
     max_steps: Annotated[int, typer.Option(help="step budget of ReAct/Act")] = DEFAULT_MAX_STEPS,
-    repetition_limit: Annotated[int, typer.Option(
-        metavar="N", help="the n-th proposal of one action in one state ends an episode")] = 3,
-    observation_cap: Annotated[int, typer.Option(
-        metavar="N", help="characters of an observation before it is truncated")] = 1000,
+    repetition_limit: Annotated[
+        int,
+        typer.Option(
+            metavar="N", help="the n-th proposal of one action in one state ends an episode"
+        ),
+    ] = 3,
+    observation_cap: Annotated[
+        int, typer.Option(metavar="N", help="characters of an observation before it is truncated")
+    ] = 1000,
     sc_samples: Annotated[int, typer.Option(help="CoT-SC samples (the paper: 21)")] = 21,
-    prompts: Annotated[Path | None, typer.Option(
-        metavar="FILE", show_default="wikireact's own exemplars",
-        help="few-shot exemplars: a prompt file in the ReAct paper's layout")] = None,
-    prompts_key: Annotated[list[str] | None, typer.Option(
-        metavar="KEY", show_default="by method", help="key of --prompts to use (repeatable)")] = None,
-    model_cache: Annotated[Path | None, typer.Option(
-        metavar="PATH", show_default="none",
-        help="SQLite file that records every model call and replays the ones it holds")] = None,
-    out: Annotated[Path | None, typer.Option(metavar="DIR", show_default="eval-out/METHOD", help="output directory")] = None,
-    resume: Annotated[bool, typer.Option("--resume", help="continue an interrupted run in --out")] = False,
+    prompts: Annotated[
+        Path | None,
+        typer.Option(
+            metavar="FILE",
+            show_default="wikireact's own exemplars",
+            help="few-shot exemplars: a prompt file in the ReAct paper's layout",
+        ),
+    ] = None,
+    prompts_key: Annotated[
+        list[str] | None,
+        typer.Option(
+            metavar="KEY", show_default="by method", help="key of --prompts to use (repeatable)"
+        ),
+    ] = None,
+    model_cache: Annotated[
+        Path | None,
+        typer.Option(
+            metavar="PATH",
+            show_default="none",
+            help="SQLite file that records every model call and replays the ones it holds",
+        ),
+    ] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option(metavar="DIR", show_default="eval-out/METHOD", help="output directory"),
+    ] = None,
+    resume: Annotated[
+        bool, typer.Option("--resume", help="continue an interrupted run in --out")
+    ] = False,
     db: DbOpt = None,
     run: RunOpt = None,
-    offline: Annotated[bool, typer.Option("--offline", help="= --model local --wiki offline")] = False,
-    protocol: Annotated[str, typer.Option(
-        metavar="text|tools", help="how ReAct/Act episodes call actions: text lines or native tool calls")] = "text",
-    wide_table: Annotated[bool, typer.Option("--wide", help="every metric in the table, not only EM/F1/finish/steps")] = False,
+    offline: Annotated[
+        bool, typer.Option("--offline", help="= --model local --wiki offline")
+    ] = False,
+    protocol: Annotated[
+        str,
+        typer.Option(
+            metavar="text|tools",
+            help="how ReAct/Act episodes call actions: text lines or native tool calls",
+        ),
+    ] = "text",
+    wide_table: Annotated[
+        bool, typer.Option("--wide", help="every metric in the table, not only EM/F1/finish/steps")
+    ] = False,
 ) -> None:
     """Evaluate a method on the HotpotQA-style questions in DATASET."""
     if run is not None and db is None:
         fail("--run names a shared run: it needs --db postgresql://...")
     if db is not None and not is_postgres_url(db):
-        fail("eval --db takes a postgresql:// URL (a run shared by many workers); "
-             "without it, checkpoints are kept in --out/threads.db")
+        fail(
+            "eval --db takes a postgresql:// URL (a run shared by many workers); "
+            "without it, checkpoints are kept in --out/threads.db"
+        )
     if offline:
         model, wiki = model or "local", "offline"
     # Resolved once: the only environment variable the evaluation reads is WIKIREACT_MODEL
     # (the default --model), and the resolved value is recorded in settings.json.
-    model = absolute_model_spec(model or os.environ.get("WIKIREACT_MODEL", "").strip() or DEFAULT_MODEL)
+    model = absolute_model_spec(
+        model or os.environ.get("WIKIREACT_MODEL", "").strip() or DEFAULT_MODEL
+    )
     wiki = absolute_wiki_spec(wiki)
     if concurrency is None:  # local calls run one at a time anyway: more threads only wait
         concurrency = LOCAL_CONCURRENCY if is_local(model) else DEFAULT_CONCURRENCY
     try:
         config = EvalConfig(
-            dataset=str(dataset.resolve()), method=method,  # type: ignore[arg-type]
-            model=model, wiki=wiki, limit=limit, sample_seed=sample_seed, seeds=seeds,
-            concurrency=concurrency, max_steps=max_steps, repetition_limit=repetition_limit,
-            observation_cap=observation_cap, sc_samples=sc_samples,
-            prompts=str(prompts.resolve()) if prompts else None, prompts_keys=tuple(prompts_key or ()),
+            dataset=str(dataset.resolve()),
+            method=method,  # type: ignore[arg-type]
+            model=model,
+            wiki=wiki,
+            limit=limit,
+            sample_seed=sample_seed,
+            seeds=seeds,
+            concurrency=concurrency,
+            max_steps=max_steps,
+            repetition_limit=repetition_limit,
+            observation_cap=observation_cap,
+            sc_samples=sc_samples,
+            prompts=str(prompts.resolve()) if prompts else None,
+            prompts_keys=tuple(prompts_key or ()),
             model_cache=str(model_cache.resolve()) if model_cache else None,
             protocol=protocol,  # type: ignore[arg-type]
         )
@@ -144,28 +252,46 @@ def eval_command(
     out = out or Path("eval-out") / method
     try:
         with EvalProgress(method, errors) as progress:
-            report = run_eval(config, out, resume=resume, db=db, run=run, on_start=progress.start,
-                              on_record=progress.record, model=resources.model, wiki=resources.wiki)
+            report = run_eval(
+                config,
+                out,
+                resume=resume,
+                db=db,
+                run=run,
+                on_start=progress.start,
+                on_record=progress.record,
+                model=resources.model,
+                wiki=resources.wiki,
+            )
     except KeyboardInterrupt:
         # Episodes in flight are checkpointed after every step and finished records are
         # already on disk: stop now instead of waiting for the workers, and resume later.
-        errors.print(f"error: interrupted; progress is saved in {out}: "
-                     "continue with the same command and --resume")
+        errors.print(
+            f"error: interrupted; progress is saved in {out}: "
+            "continue with the same command and --resume"
+        )
         sys.stderr.flush()
         sys.stdout.flush()
         os._exit(130)
     except (EvalError, DatasetError, PromptFileError, ModelCacheError) as exc:
         fail(str(exc))
     except EpisodeStoppedError as exc:
-        fail(f"{str(exc).rstrip('.')}. Finished questions are saved in {out}: continue later with --resume", 1)
+        fail(
+            f"{str(exc).rstrip('.')}. Finished questions are saved in {out}: continue later with --resume",
+            1,
+        )
     finished = [Run(out, report, out.name)]
     for table in comparison_tables(finished, width=wide.width, wide=wide_table):
         wide.print(table)
     wide.print(categories_table(finished))
-    console.print(Text(f"report: {out / 'report.json'}  trajectories: {out / 'trajectories.jsonl'}"))
+    console.print(
+        Text(f"report: {out / 'report.json'}  trajectories: {out / 'trajectories.jsonl'}")
+    )
     cache = report.get("model_cache")
     if cache:
-        console.print(Text(f"model cache {cache['file']}: {cache['hits']} hits, {cache['misses']} misses"))
+        console.print(
+            Text(f"model cache {cache['file']}: {cache['hits']} hits, {cache['misses']} misses")
+        )
 
 
 def _open_eval_resources(config: EvalConfig) -> Resources:

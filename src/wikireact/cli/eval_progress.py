@@ -56,16 +56,26 @@ class EvalProgress:
         """Start the display."""
         if self.console.is_terminal:
             self._bar = Progress(
-                TextColumn("[progress.description]{task.description}"), BarColumn(),
-                MofNCompleteColumn(), TextColumn("{task.fields[stats]}"), TimeElapsedColumn(),
-                TextColumn("ETA"), TimeRemainingColumn(), console=self.console, transient=True,
+                TextColumn("[progress.description]{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("{task.fields[stats]}"),
+                TimeElapsedColumn(),
+                TextColumn("ETA"),
+                TimeRemainingColumn(),
+                console=self.console,
+                transient=True,
             )
             self._bar.__enter__()
             self._task = self._bar.add_task(self.label, total=None, stats="")
         return self
 
-    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
-                 trace: TracebackType | None) -> None:
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
         """Stop the display (a last plain line when the run completed)."""
         self._stop.set()
         if self._bar is not None:
@@ -111,8 +121,10 @@ class EvalProgress:
             left = self.total - self.done
             eta = _duration(left / rate) if rate > 0 else "?"
             percent = 100 * self.done / self.total if self.total else 100.0
-            text = (f"progress {self.label}: {self.done}/{self.total} ({percent:.0f}%), {self._stats()}, "
-                    f"elapsed {_duration(elapsed)}, ETA {eta if left else '0m00s'}")
+            text = (
+                f"progress {self.label}: {self.done}/{self.total} ({percent:.0f}%), {self._stats()}, "
+                f"elapsed {_duration(elapsed)}, ETA {eta if left else '0m00s'}"
+            )
             self._last_line = time.monotonic()
             self._done_at_last_line = self.done
         self.console.print(text, highlight=False, markup=False, soft_wrap=True)

@@ -9,7 +9,10 @@ from wikireact.threads import default_db_path
 
 
 def resume_command(
-    thread_id: str, db: str | Path | None = None, max_steps: int | None = None, checkpoint: str | None = None
+    thread_id: str,
+    db: str | Path | None = None,
+    max_steps: int | None = None,
+    checkpoint: str | None = None,
 ) -> str:
     """Return a shell command that resumes `thread_id`, quoted so it works as typed.
 

@@ -10,38 +10,114 @@ import typer
 from wikireact.cli.approval import GATED
 from wikireact.context import DEFAULT_MAX_STEPS, DEFAULT_MODEL
 
-ModelOpt = Annotated[str | None, typer.Option(
-    "--model", metavar="MODEL", show_default=f"env WIKIREACT_MODEL, else {DEFAULT_MODEL}",
-    help="provider:model, local (offline Gemma 3 270M) or scripted:FILE.json")]
-WikiOpt = Annotated[str | None, typer.Option(
-    "--wiki", metavar="SOURCE", show_default="env WIKIREACT_WIKI, else live",
-    help="live, offline, record:PATH.db or a snapshot PATH.db")]
-StepsOpt = Annotated[int | None, typer.Option(
-    "--max-steps", metavar="N", show_default=f"env WIKIREACT_MAX_STEPS, else {DEFAULT_MAX_STEPS}", help="step budget")]
-DbOpt = Annotated[str | None, typer.Option(
-    "--db", metavar="PATH|URL", show_default="threads.db in the per-user data dir (env WIKIREACT_DATA_DIR)",
-    help="SQLite checkpoint file, or a postgresql:// URL")]
-JsonOpt = Annotated[bool, typer.Option("--json", help="print one JSON object instead of the live view")]
-CacheOpt = Annotated[Path | None, typer.Option(
-    "--model-cache", metavar="PATH", show_default="none",
-    help="SQLite file that records every model call and replays the ones it holds")]
-OfflineOpt = Annotated[bool, typer.Option("--offline", help="= --wiki offline --model local: no network at all")]
-ApproveOpt = Annotated[bool | None, typer.Option(
-    "--approve/--no-approve", show_default="env WIKIREACT_APPROVE, else off",
-    help=f"ask y/n/edit before every action. {GATED}")]
-ProtocolOpt = Annotated[str | None, typer.Option(
-    "--protocol", metavar="text|tools", show_default="env WIKIREACT_PROTOCOL, else text",
-    help="text: Thought/Action lines (any model); tools: native tool calls (models with tool calling)")]
-ReviewerOpt = Annotated[str | None, typer.Option(
-    "--reviewer", metavar="NAME", help="your name, recorded with every approval decision")]
+ModelOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--model",
+        metavar="MODEL",
+        show_default=f"env WIKIREACT_MODEL, else {DEFAULT_MODEL}",
+        help="provider:model, local (offline Gemma 3 270M) or scripted:FILE.json",
+    ),
+]
+WikiOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--wiki",
+        metavar="SOURCE",
+        show_default="env WIKIREACT_WIKI, else live",
+        help="live, offline, record:PATH.db or a snapshot PATH.db",
+    ),
+]
+StepsOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--max-steps",
+        metavar="N",
+        show_default=f"env WIKIREACT_MAX_STEPS, else {DEFAULT_MAX_STEPS}",
+        help="step budget",
+    ),
+]
+DbOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--db",
+        metavar="PATH|URL",
+        show_default="threads.db in the per-user data dir (env WIKIREACT_DATA_DIR)",
+        help="SQLite checkpoint file, or a postgresql:// URL",
+    ),
+]
+JsonOpt = Annotated[
+    bool, typer.Option("--json", help="print one JSON object instead of the live view")
+]
+CacheOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--model-cache",
+        metavar="PATH",
+        show_default="none",
+        help="SQLite file that records every model call and replays the ones it holds",
+    ),
+]
+OfflineOpt = Annotated[
+    bool, typer.Option("--offline", help="= --wiki offline --model local: no network at all")
+]
+ApproveOpt = Annotated[
+    bool | None,
+    typer.Option(
+        "--approve/--no-approve",
+        show_default="env WIKIREACT_APPROVE, else off",
+        help=f"ask y/n/edit before every action. {GATED}",
+    ),
+]
+ProtocolOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--protocol",
+        metavar="text|tools",
+        show_default="env WIKIREACT_PROTOCOL, else text",
+        help="text: Thought/Action lines (any model); tools: native tool calls (models with tool calling)",
+    ),
+]
+ReviewerOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--reviewer", metavar="NAME", help="your name, recorded with every approval decision"
+    ),
+]
 # `resume` continues with the settings the thread started with unless told otherwise.
 SAME = "as the thread started"
-ResumeModelOpt = Annotated[str | None, typer.Option(
-    "--model", metavar="MODEL", show_default=SAME, help="provider:model, local or scripted:FILE.json")]
-ResumeWikiOpt = Annotated[str | None, typer.Option(
-    "--wiki", metavar="SOURCE", show_default=SAME, help="live, offline, record:PATH.db or a snapshot PATH.db")]
-ResumeStepsOpt = Annotated[int | None, typer.Option(
-    "--max-steps", metavar="N", show_default=SAME,
-    help="step budget; more than the steps used continues a thread that ran out of budget")]
-ResumeApproveOpt = Annotated[bool | None, typer.Option(
-    "--approve/--no-approve", show_default=SAME, help=f"ask y/n/edit before every action. {GATED}")]
+ResumeModelOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--model",
+        metavar="MODEL",
+        show_default=SAME,
+        help="provider:model, local or scripted:FILE.json",
+    ),
+]
+ResumeWikiOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--wiki",
+        metavar="SOURCE",
+        show_default=SAME,
+        help="live, offline, record:PATH.db or a snapshot PATH.db",
+    ),
+]
+ResumeStepsOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--max-steps",
+        metavar="N",
+        show_default=SAME,
+        help="step budget; more than the steps used continues a thread that ran out of budget",
+    ),
+]
+ResumeApproveOpt = Annotated[
+    bool | None,
+    typer.Option(
+        "--approve/--no-approve",
+        show_default=SAME,
+        help=f"ask y/n/edit before every action. {GATED}",
+    ),
+]

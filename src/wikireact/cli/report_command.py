@@ -10,8 +10,15 @@ from wikireact.eval.report import categories_table, comparison_tables
 from wikireact.eval.runs import load_runs
 
 
-def eval_report(directories: list[str], *, console: Console, paper: bool = False, wide: bool = False,
-                plot: Path | None = None, html: Path | None = None) -> None:
+def eval_report(
+    directories: list[str],
+    *,
+    console: Console,
+    paper: bool = False,
+    wide: bool = False,
+    plot: Path | None = None,
+    html: Path | None = None,
+) -> None:
     """Print the comparison and category tables of finished runs; write the plot and page asked for.
 
     Raises:

@@ -26,7 +26,10 @@ def run_settings(base: dict[str, Any], **overrides: Any) -> Context:
         context = Context(**values)
     except (TypeError, ValueError) as exc:
         fail(str(exc))
-    context.model, context.wiki = absolute_model_spec(context.model), absolute_wiki_spec(context.wiki)
+    context.model, context.wiki = (
+        absolute_model_spec(context.model),
+        absolute_wiki_spec(context.wiki),
+    )
     return context
 
 
@@ -49,8 +52,11 @@ def run_model(context: Context, cache: Path | None) -> tuple[Resources, BaseChat
     if cache is None:
         return resources, resources.model
     loaded = resources.model
-    model = CachedChatModel(identity=model_identity(context.model), store=SqliteModelCache(cache),
-                            load_model=lambda: loaded or load_chat_model(context.model))
+    model = CachedChatModel(
+        identity=model_identity(context.model),
+        store=SqliteModelCache(cache),
+        load_model=lambda: loaded or load_chat_model(context.model),
+    )
     return resources, model
 
 

@@ -63,11 +63,16 @@ class Vote:
     answers: list[str | None] = field(default_factory=list)
 
 
-def standard_messages(question: str, exemplars: Sequence[QaExemplar] | None = None) -> list[BaseMessage]:
+def standard_messages(
+    question: str, exemplars: Sequence[QaExemplar] | None = None
+) -> list[BaseMessage]:
     """Messages for the Standard baseline (`exemplars` default: wikireact's own)."""
     messages: list[BaseMessage] = [SystemMessage(STANDARD_INSTRUCTION)]
     for example in default_qa("standard") if exemplars is None else exemplars:
-        messages += [HumanMessage(f"Question: {example.question}"), AIMessage(f"Answer: {example.answer}")]
+        messages += [
+            HumanMessage(f"Question: {example.question}"),
+            AIMessage(f"Answer: {example.answer}"),
+        ]
     return [*messages, HumanMessage(f"Question: {question}")]
 
 
@@ -75,7 +80,10 @@ def cot_messages(question: str, exemplars: Sequence[QaExemplar] | None = None) -
     """Messages for CoT and CoT-SC (`exemplars` default: wikireact's own)."""
     messages: list[BaseMessage] = [SystemMessage(COT_INSTRUCTION)]
     for example in default_qa("cot") if exemplars is None else exemplars:
-        messages += [HumanMessage(f"Question: {example.question}"), AIMessage(f"Thought: {example.thought}")]
+        messages += [
+            HumanMessage(f"Question: {example.question}"),
+            AIMessage(f"Thought: {example.thought}"),
+        ]
     return [*messages, HumanMessage(f"Question: {question}")]
 
 
@@ -90,13 +98,13 @@ def extract_answer(text: str) -> str | None:
 
 def _after_answer_is(text: str) -> str | None:
     """Return what follows the first `answer is` (and any `:`/spaces), less a final period."""
-    rest = next((text[m.end():] for m in _ANSWER_IS.finditer(text) if m.end() < len(text)), None)
+    rest = next((text[m.end() :] for m in _ANSWER_IS.finditer(text) if m.end() < len(text)), None)
     if rest is None:
         return None
     lead = 0
     while lead < len(rest) and (rest[lead] == ":" or rest[lead].isspace()):
         lead += 1
-    body = rest[min(lead, len(rest) - 1):]
+    body = rest[min(lead, len(rest) - 1) :]
     kept = body.rstrip()
     if kept.endswith("."):
         kept = kept[:-1].rstrip()
@@ -111,7 +119,7 @@ def _after_answer_label(text: str) -> str | None:
             start -= 1
         if start > 0 and text[start - 1] != "\n" and text.find("\n", start, label.start()) == -1:
             continue  # `answer:` in the middle of a line
-        after = text[label.end():]
+        after = text[label.end() :]
         answer = after.lstrip()
         if not answer:  # only blanks follow: the last character that is not a newline
             tail = after.rstrip("\n")
@@ -122,29 +130,39 @@ def _after_answer_label(text: str) -> str | None:
     return None
 
 
-def _call(model: ChatModel, messages: list[BaseMessage], index: int, stats: CallStats,
-          **sampling: Any) -> str:
+def _call(
+    model: ChatModel, messages: list[BaseMessage], index: int, stats: CallStats, **sampling: Any
+) -> str:
     reply = model.invoke(messages, config={"metadata": {CALL_INDEX_KEY: index}}, **sampling)
     assert isinstance(reply, AIMessage)
     stats.add(reply)
     return reply.text
 
 
-def run_standard(model: ChatModel, question: str, stats: CallStats,
-                 exemplars: Sequence[QaExemplar] | None = None) -> str | None:
+def run_standard(
+    model: ChatModel, question: str, stats: CallStats, exemplars: Sequence[QaExemplar] | None = None
+) -> str | None:
     """Answer directly."""
     return extract_answer(_call(model, standard_messages(question, exemplars), 0, stats))
 
 
-def run_cot(model: ChatModel, question: str, stats: CallStats,
-            exemplars: Sequence[QaExemplar] | None = None) -> str | None:
+def run_cot(
+    model: ChatModel, question: str, stats: CallStats, exemplars: Sequence[QaExemplar] | None = None
+) -> str | None:
     """Answer after one chain of thought (greedy)."""
     return extract_answer(_call(model, cot_messages(question, exemplars), 0, stats))
 
 
-def run_cot_sc(model: ChatModel, question: str, stats: CallStats, *, samples: int,
-               temperature: float, sampling: dict[str, Any],
-               exemplars: Sequence[QaExemplar] | None = None) -> Vote:
+def run_cot_sc(
+    model: ChatModel,
+    question: str,
+    stats: CallStats,
+    *,
+    samples: int,
+    temperature: float,
+    sampling: dict[str, Any],
+    exemplars: Sequence[QaExemplar] | None = None,
+) -> Vote:
     """Sample `samples` chains of thought and take the majority answer (ties: first seen).
 
     Sample i is model call i: its index goes with the call (run metadata), so a model cache
@@ -152,8 +170,16 @@ def run_cot_sc(model: ChatModel, question: str, stats: CallStats, *, samples: in
     """
     messages = cot_messages(question, exemplars)
     answers = [
-        extract_answer(_call(model, messages, i, stats, temperature=temperature,
-                             **{k: (v + i if k == "seed" else v) for k, v in sampling.items()}))
+        extract_answer(
+            _call(
+                model,
+                messages,
+                i,
+                stats,
+                temperature=temperature,
+                **{k: (v + i if k == "seed" else v) for k, v in sampling.items()},
+            )
+        )
         for i in range(samples)
     ]
     counts = Counter(normalize_answer(a) for a in answers if a)

@@ -73,11 +73,17 @@ def opened_pages(trajectory: Sequence[dict[str, Any]]) -> set[str]:
 def _observed(text: str, observations: list[str]) -> bool:
     """Whether `text`, normalised, occurs as whole words in some normalised observation."""
     normalized = normalize_answer(text)
-    return bool(normalized) and any(f" {normalized} " in f" {normalize_answer(o)} " for o in observations)
+    return bool(normalized) and any(
+        f" {normalized} " in f" {normalize_answer(o)} " for o in observations
+    )
 
 
-def _search_miss(record: dict[str, Any], trajectory: list[dict[str, Any]], needed: Sequence[str],
-                 observations: list[str]) -> bool:
+def _search_miss(
+    record: dict[str, Any],
+    trajectory: list[dict[str, Any]],
+    needed: Sequence[str],
+    observations: list[str],
+) -> bool:
     if not trajectory:
         return False  # no episode: the method never searched
     opened = opened_pages(trajectory)
@@ -88,10 +94,16 @@ def _search_miss(record: dict[str, Any], trajectory: list[dict[str, Any]], neede
     return not _observed(record["gold"], observations)
 
 
-def _unsupported_finish(record: dict[str, Any], trajectory: list[dict[str, Any]],
-                        observations: list[str]) -> bool:
+def _unsupported_finish(
+    record: dict[str, Any], trajectory: list[dict[str, Any]], observations: list[str]
+) -> bool:
     answer = record.get("answer")
-    if not trajectory or answer is None or is_yes_no(answer) or step_kind(trajectory[-1]) != "finish":
+    if (
+        not trajectory
+        or answer is None
+        or is_yes_no(answer)
+        or step_kind(trajectory[-1]) != "finish"
+    ):
         return False
     finish = _argument(str(trajectory[-1].get("action", "")), "Finish")
     if finish is None or normalize_answer(finish) != normalize_answer(answer):
@@ -103,7 +115,9 @@ def categorize(record: dict[str, Any], needed_pages: Sequence[str] = ()) -> str:
     """Return the first category (see `CATEGORIES`) whose rule holds for this record."""
     trajectory = [s for s in record.get("trajectory") or [] if isinstance(s, dict)]
     kinds = [step_kind(s) for s in trajectory]
-    observations = [str(s.get("observation", "")) for s, k in zip(trajectory, kinds) if k == "executed"]
+    observations = [
+        str(s.get("observation", "")) for s, k in zip(trajectory, kinds) if k == "executed"
+    ]
     answer = record.get("answer")
     if exact_match(answer, record["gold"]) == 1.0:
         return "correct"

@@ -47,19 +47,35 @@ def load_dataset(path: Path) -> list[Item]:
         else:
             records = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise DatasetError(f"dataset {path} is not valid JSON (line {exc.lineno}: {exc.msg})") from None
+        raise DatasetError(
+            f"dataset {path} is not valid JSON (line {exc.lineno}: {exc.msg})"
+        ) from None
     if not isinstance(records, list) or not records:
         raise DatasetError(f"dataset {path} must be a non-empty list of questions")
     items = []
     for index, record in enumerate(records):
-        if not isinstance(record, dict) or not isinstance(record.get("question"), str) \
-                or not isinstance(record.get("answer"), str) or not record["question"].strip():
-            raise DatasetError(f"dataset {path}: item {index} needs text fields question and answer")
+        if (
+            not isinstance(record, dict)
+            or not isinstance(record.get("question"), str)
+            or not isinstance(record.get("answer"), str)
+            or not record["question"].strip()
+        ):
+            raise DatasetError(
+                f"dataset {path}: item {index} needs text fields question and answer"
+            )
         raw_id = record.get("_id", index)
         if isinstance(raw_id, bool) or not isinstance(raw_id, str | int) or not str(raw_id).strip():
-            raise DatasetError(f"dataset {path}: item {index} has an _id that is not text or a whole number")
-        items.append(Item(str(raw_id), record["question"].strip(), record["answer"],
-                          _supporting_pages(record.get("supporting_facts"))))
+            raise DatasetError(
+                f"dataset {path}: item {index} has an _id that is not text or a whole number"
+            )
+        items.append(
+            Item(
+                str(raw_id),
+                record["question"].strip(),
+                record["answer"],
+                _supporting_pages(record.get("supporting_facts")),
+            )
+        )
     _refuse_duplicate_ids(path, items)
     return items
 
@@ -84,7 +100,9 @@ def _supporting_pages(facts: object) -> tuple[str, ...]:
     """Titles named by HotpotQA's `supporting_facts` (`[[title, sentence index], ...]`), in order."""
     if not isinstance(facts, list):
         return ()
-    titles = [f[0] for f in facts if isinstance(f, list) and f and isinstance(f[0], str) and f[0].strip()]
+    titles = [
+        f[0] for f in facts if isinstance(f, list) and f and isinstance(f[0], str) and f[0].strip()
+    ]
     return tuple(dict.fromkeys(titles))
 
 

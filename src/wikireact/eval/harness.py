@@ -52,8 +52,13 @@ SETTINGS = "settings.json"
 RUN_ONLY = ("concurrency", "model_cache", "dataset", "prompts_file")
 """Recorded settings that cannot change a result: they may differ on `--resume`."""
 NEEDS: dict[str, tuple[Need, ...]] = {
-    "react": ("react",), "act": ("act",), "cot": ("cot",), "cot-sc": ("cot",),
-    "standard": ("standard",), "react-cot-sc": ("react", "cot"), "cot-sc-react": ("react", "cot"),
+    "react": ("react",),
+    "act": ("act",),
+    "cot": ("cot",),
+    "cot-sc": ("cot",),
+    "standard": ("standard",),
+    "react-cot-sc": ("react", "cot"),
+    "cot-sc-react": ("react", "cot"),
 }
 
 
@@ -91,15 +96,24 @@ class EvalConfig:
         """Reject numbers that mean nothing, with a one-line reason."""
         if self.method not in METHODS:
             raise EvalError(f"unknown method {self.method!r}; choose one of {', '.join(METHODS)}")
-        minimum = {"limit": 1, "seeds": 1, "concurrency": 1, "max_steps": 1, "sc_samples": 1,
-                   "repetition_limit": 2, "observation_cap": 50}
+        minimum = {
+            "limit": 1,
+            "seeds": 1,
+            "concurrency": 1,
+            "max_steps": 1,
+            "sc_samples": 1,
+            "repetition_limit": 2,
+            "observation_cap": 50,
+        }
         for name, least in minimum.items():
             value = getattr(self, name)
             if value is not None and value < least:
                 raise EvalError(f"--{name.replace('_', '-')} must be at least {least}, got {value}")
         if self.protocol == "tools" and self.method not in EPISODE_METHODS:
-            raise EvalError(f"--protocol tools applies to methods that run episodes "
-                            f"({', '.join(EPISODE_METHODS)}), not {self.method}")
+            raise EvalError(
+                f"--protocol tools applies to methods that run episodes "
+                f"({', '.join(EPISODE_METHODS)}), not {self.method}"
+            )
         if not 0.0 <= self.sc_temperature <= 2.0:
             raise EvalError(f"sc_temperature must be between 0 and 2, got {self.sc_temperature}")
         self.episode_context()  # settings the episodes refuse (e.g. the local model with tools) fail here
@@ -107,9 +121,13 @@ class EvalConfig:
     def episode_context(self) -> Context:
         """Return the episodes' complete `Context`: every field set here, none from the environment."""
         values: dict[str, Any] = {
-            "model": self.model, "wiki": self.wiki, "max_steps": self.max_steps,
-            "repetition_limit": self.repetition_limit, "observation_cap": self.observation_cap,
-            "approve": False, "method": "act" if self.method == "act" else "react",
+            "model": self.model,
+            "wiki": self.wiki,
+            "max_steps": self.max_steps,
+            "repetition_limit": self.repetition_limit,
+            "observation_cap": self.observation_cap,
+            "approve": False,
+            "method": "act" if self.method == "act" else "react",
             "protocol": self.protocol,
         }
         unset = sorted({f.name for f in fields(Context)} - values.keys())
@@ -141,7 +159,11 @@ def _sampling(spec: str, model: BaseChatModel | None) -> dict[str, Any]:
     if model is not None:
         return {"seed": 0} if type(model).__name__ in {"ChatGroq", "LlamaCppChatModel"} else {}
     spec = spec.strip()
-    return {"seed": 0} if spec.startswith("groq:") or spec == "local" or spec.startswith("local:") else {}
+    return (
+        {"seed": 0}
+        if spec.startswith("groq:") or spec == "local" or spec.startswith("local:")
+        else {}
+    )
 
 
 def _decoding(spec: str, model: BaseChatModel | None) -> dict[str, Any]:
@@ -157,8 +179,13 @@ def _decoding(spec: str, model: BaseChatModel | None) -> dict[str, Any]:
     return settings
 
 
-def resolved_settings(config: EvalConfig, context: Context, prompts: PromptSet,
-                      sampling: dict[str, Any], snapshot_id: str) -> dict[str, Any]:
+def resolved_settings(
+    config: EvalConfig,
+    context: Context,
+    prompts: PromptSet,
+    sampling: dict[str, Any],
+    snapshot_id: str,
+) -> dict[str, Any]:
     """Return every setting of the run, as recorded in settings.json and the report."""
     settings: dict[str, Any] = {
         "dataset": config.dataset,
@@ -170,8 +197,11 @@ def resolved_settings(config: EvalConfig, context: Context, prompts: PromptSet,
         "limit": config.limit,
         "sample_seed": config.sample_seed,
         "seeds": config.seeds,
-        **{f.name: getattr(context, f.name) for f in fields(Context)
-           if f.name not in ("model", "wiki", "method")},
+        **{
+            f.name: getattr(context, f.name)
+            for f in fields(Context)
+            if f.name not in ("model", "wiki", "method")
+        },
         "temperature": 0.0,
         "max_tokens": MAX_OUTPUT_TOKENS,
         "sampling": sampling,
@@ -198,8 +228,11 @@ def read_records(path: Path) -> dict[tuple[str, int], dict[str, Any]]:
                 record = json.loads(line)
             except json.JSONDecodeError:
                 continue
-            if isinstance(record, dict) and isinstance(record.get("id"), str) \
-                    and isinstance(record.get("seed"), int):
+            if (
+                isinstance(record, dict)
+                and isinstance(record.get("id"), str)
+                and isinstance(record.get("seed"), int)
+            ):
                 records[(record["id"], record["seed"])] = record
     return records
 
@@ -216,11 +249,14 @@ def _prepare_out(out: Path, settings: dict[str, Any], resume: bool) -> None:
         if not isinstance(previous, dict):
             raise EvalError(f"cannot resume {out}: {SETTINGS} is not a JSON object")
         changed = sorted(
-            k for k in previous.keys() | settings.keys()
+            k
+            for k in previous.keys() | settings.keys()
             if k not in RUN_ONLY and previous.get(k) != settings.get(k)
         )
         if changed:
-            shown = ", ".join(f"{k}: {previous.get(k)!r} then, {settings.get(k)!r} now" for k in changed[:4])
+            shown = ", ".join(
+                f"{k}: {previous.get(k)!r} then, {settings.get(k)!r} now" for k in changed[:4]
+            )
             raise EvalError(f"cannot resume {out}: settings differ ({shown}); use another --out")
         stored.write_text(json.dumps(settings, indent=2), encoding="utf-8")  # this run's paths
         return
@@ -253,12 +289,15 @@ def _ensure_line_start(records_path: Path) -> None:
 
 def prepare_run(
     config: EvalConfig, model: BaseChatModel | None, wiki: WikiSource | None
-) -> tuple[Context, list[Item], PromptSet, WikiSource, dict[str, Any], dict[str, Any], BaseChatModel]:
+) -> tuple[
+    Context, list[Item], PromptSet, WikiSource, dict[str, Any], dict[str, Any], BaseChatModel
+]:
     """Resolve what every worker of a run needs: context, sampled items, prompts, source, settings, model."""
     context = config.episode_context()
     items = sample(load_dataset(Path(config.dataset)), config.limit, config.sample_seed)
-    prompts = load_prompts(Path(config.prompts) if config.prompts else None,
-                           NEEDS[config.method], config.prompts_keys)
+    prompts = load_prompts(
+        Path(config.prompts) if config.prompts else None, NEEDS[config.method], config.prompts_keys
+    )
     source = wiki or open_source(config.wiki)
     sampling = _sampling(config.model, model)
     settings = resolved_settings(config, context, prompts, sampling, _snapshot_id(source))
@@ -277,18 +316,30 @@ def run_in_directory(
     on_start: Callable[[int, int], None] | None = None,
 ) -> dict[str, Any]:
     """Run (or resume) an evaluation whose checkpoints and records live in `out`."""
-    context, items, prompts, source, sampling, settings, chat_model = prepare_run(config, model, wiki)
+    context, items, prompts, source, sampling, settings, chat_model = prepare_run(
+        config, model, wiki
+    )
     _prepare_out(out, settings, resume)
     store = ThreadStore(out / "threads.db")
     method_settings = MethodSettings(
         model=chat_model,
-        graph=build_graph(store.saver, model=chat_model, wiki=source, exemplars=prompts.episodes or None),
-        context=context, sc_samples=config.sc_samples, sc_temperature=config.sc_temperature,
-        sampling=sampling, qa_exemplars=prompts.qa or None,
+        graph=build_graph(
+            store.saver, model=chat_model, wiki=source, exemplars=prompts.episodes or None
+        ),
+        context=context,
+        sc_samples=config.sc_samples,
+        sc_temperature=config.sc_temperature,
+        sampling=sampling,
+        qa_exemplars=prompts.qa or None,
     )
     records_path = out / RECORDS
     done = read_records(records_path)
-    todo = [(item, seed) for seed in range(config.seeds) for item in items if (item.id, seed) not in done]
+    todo = [
+        (item, seed)
+        for seed in range(config.seeds)
+        for item in items
+        if (item.id, seed) not in done
+    ]
     if on_start:
         on_start(len(items) * config.seeds, len(items) * config.seeds - len(todo))
     lock = threading.Lock()
@@ -322,8 +373,11 @@ def run_in_directory(
         "metrics": summarize(records),
     }
     if isinstance(chat_model, CachedChatModel):
-        report["model_cache"] = {"file": config.model_cache, "hits": chat_model.hits,
-                                 "misses": chat_model.misses}
+        report["model_cache"] = {
+            "file": config.model_cache,
+            "hits": chat_model.hits,
+            "misses": chat_model.misses,
+        }
     temp = out / (REPORT + ".tmp")
     temp.write_text(json.dumps(report, indent=2), encoding="utf-8")
     temp.replace(out / REPORT)

@@ -59,27 +59,63 @@ def page_data(runs: list[Run], *, paper: bool = False) -> dict[str, Any]:
             qid = str(record["id"])
             if qid not in position:
                 position[qid] = len(questions)
-                questions.append({"id": qid, "question": str(record.get("question", "")),
-                                  "gold": str(record.get("gold", ""))})
+                questions.append(
+                    {
+                        "id": qid,
+                        "question": str(record.get("question", "")),
+                        "gold": str(record.get("gold", "")),
+                    }
+                )
             steps = [s for s in record.get("trajectory") or [] if isinstance(s, dict)]
             trajectory_index = -1
             if steps:
                 trajectory_index = len(trajectories)
-                trajectories.append([[step_kind(s), texts.ref(s.get("thought")), texts.ref(s.get("action")),
-                                      texts.ref(s.get("observation"))] for s in steps])
+                trajectories.append(
+                    [
+                        [
+                            step_kind(s),
+                            texts.ref(s.get("thought")),
+                            texts.ref(s.get("action")),
+                            texts.ref(s.get("observation")),
+                        ]
+                        for s in steps
+                    ]
+                )
             category = record.get("category")
-            results.append([
-                position[qid], run_index, int(record.get("seed", 0)), record.get("answer"),
-                float(record.get("em", 0.0)), float(record.get("f1", 0.0)), str(record.get("status", "?")),
-                category if category in CATEGORIES else categorize(record), trajectory_index, _votes(record),
-            ])
+            results.append(
+                [
+                    position[qid],
+                    run_index,
+                    int(record.get("seed", 0)),
+                    record.get("answer"),
+                    float(record.get("em", 0.0)),
+                    float(record.get("f1", 0.0)),
+                    str(record.get("status", "?")),
+                    category if category in CATEGORIES else categorize(record),
+                    trajectory_index,
+                    _votes(record),
+                ]
+            )
         em, f1 = run.metric("em") or (0.0, 0.0), run.metric("f1") or (0.0, 0.0)
-        summaries.append({"name": run.name, "method": run.method, "details": run.details,
-                          "questions": run.questions, "seeds": run.seeds, "em": em[0], "f1": f1[0],
-                          "categories": run.categories()})
+        summaries.append(
+            {
+                "name": run.name,
+                "method": run.method,
+                "details": run.details,
+                "questions": run.questions,
+                "seeds": run.seeds,
+                "em": em[0],
+                "f1": f1[0],
+                "categories": run.categories(),
+            }
+        )
     return {
-        "runs": summaries, "questions": questions, "results": results, "texts": texts.values,
-        "trajectories": trajectories, "categories": list(CATEGORIES.items()),
+        "runs": summaries,
+        "questions": questions,
+        "results": results,
+        "texts": texts.values,
+        "trajectories": trajectories,
+        "categories": list(CATEGORIES.items()),
         "paper": {"em": PAPER_EM, "label": PAPER_LABEL, "note": PAPER_NOTE} if paper else None,
     }
 
@@ -91,8 +127,11 @@ def render_page(runs: list[Run], *, paper: bool = False) -> str:
     # In a <script> block only "</script" could end it early: no "<" reaches the page raw.
     data = data.replace("<", "\\u003c")
     names = ", ".join(f"{run.name} ({run.method})" for run in runs)
-    slots = {"TITLE": html.escape(f"wikireact evaluation: {len(runs)} runs"),
-             "RUNS": html.escape(names), "DATA": data}
+    slots = {
+        "TITLE": html.escape(f"wikireact evaluation: {len(runs)} runs"),
+        "RUNS": html.escape(names),
+        "DATA": data,
+    }
     return re.sub(r"__(TITLE|RUNS|DATA)__", lambda m: slots[m.group(1)], template)
 
 

@@ -30,7 +30,15 @@ from wikireact.exemplars import QaExemplar
 from wikireact.graph import run_to_end
 
 Method = Literal["react", "act", "cot", "cot-sc", "standard", "react-cot-sc", "cot-sc-react"]
-METHODS: tuple[Method, ...] = ("react", "act", "cot", "cot-sc", "standard", "react-cot-sc", "cot-sc-react")
+METHODS: tuple[Method, ...] = (
+    "react",
+    "act",
+    "cot",
+    "cot-sc",
+    "standard",
+    "react-cot-sc",
+    "cot-sc-react",
+)
 EPISODE_METHODS: tuple[Method, ...] = ("react", "act", "react-cot-sc", "cot-sc-react")
 """Methods that run ReAct/Act episodes (where the protocol matters)."""
 
@@ -57,11 +65,18 @@ def thread_id(method: str, seed: int, item: Item) -> str:
     return f"{method}/{seed}/{item.id}"
 
 
-def _episode(settings: MethodSettings, item: Item, seed: int, method: str,
-             graph_method: Literal["react", "act"]) -> dict[str, Any]:
+def _episode(
+    settings: MethodSettings,
+    item: Item,
+    seed: int,
+    method: str,
+    graph_method: Literal["react", "act"],
+) -> dict[str, Any]:
     """Run (or resume) a ReAct/Act episode in its checkpointed thread."""
-    config: RunnableConfig = {"configurable": {"thread_id": settings.thread_prefix + thread_id(method, seed, item)},
-                              "metadata": {QUESTION_ID_KEY: item.id}}
+    config: RunnableConfig = {
+        "configurable": {"thread_id": settings.thread_prefix + thread_id(method, seed, item)},
+        "metadata": {QUESTION_ID_KEY: item.id},
+    }
     context = dataclasses.replace(settings.context, method=graph_method)
     return run_to_end(settings.graph, item.question, config, context)
 
@@ -91,20 +106,41 @@ def run_method(method: Method, item: Item, seed: int, settings: MethodSettings) 
         if method == "cot-sc-react" and majority_is_weak(vote):
             episode = _episode(settings, item, seed, method, "react")
             answer, switched = episode.get("answer"), True
-    return _record(method, item, seed, answer, episode, stats, vote, switched,
-                   time.perf_counter() - start)
+    return _record(
+        method, item, seed, answer, episode, stats, vote, switched, time.perf_counter() - start
+    )
 
 
-def _vote(settings: MethodSettings, model: ChatModel, item: Item, stats: CallStats, seed: int) -> Vote:
-    sampling = {**settings.sampling, "seed": settings.sampling["seed"] + 1000 * seed} \
-        if "seed" in settings.sampling else settings.sampling
-    return run_cot_sc(model, item.question, stats, samples=settings.sc_samples,
-                      temperature=settings.sc_temperature, sampling=sampling,
-                      exemplars=settings.qa_exemplars)
+def _vote(
+    settings: MethodSettings, model: ChatModel, item: Item, stats: CallStats, seed: int
+) -> Vote:
+    sampling = (
+        {**settings.sampling, "seed": settings.sampling["seed"] + 1000 * seed}
+        if "seed" in settings.sampling
+        else settings.sampling
+    )
+    return run_cot_sc(
+        model,
+        item.question,
+        stats,
+        samples=settings.sc_samples,
+        temperature=settings.sc_temperature,
+        sampling=sampling,
+        exemplars=settings.qa_exemplars,
+    )
 
 
-def _record(method: str, item: Item, seed: int, answer: str | None, episode: dict[str, Any],
-            stats: CallStats, vote: Vote | None, switched: bool, latency: float) -> dict[str, Any]:
+def _record(
+    method: str,
+    item: Item,
+    seed: int,
+    answer: str | None,
+    episode: dict[str, Any],
+    stats: CallStats,
+    vote: Vote | None,
+    switched: bool,
+    latency: float,
+) -> dict[str, Any]:
     trajectory = episode.get("trajectory", [])
     usage = episode.get("usage", [])
     observations = [s["observation"] for s in trajectory]
@@ -126,10 +162,14 @@ def _record(method: str, item: Item, seed: int, answer: str | None, episode: dic
         "output_tokens": stats.output_tokens + sum(u["output_tokens"] for u in usage),
         "wiki_requests": sum(u["wiki_requests"] for u in usage),
         "latency_s": latency,
-        "supported": (is_supported(answer, observations)
-                      if finished_by_agent and not switched and not is_yes_no(answer) else None),
+        "supported": (
+            is_supported(answer, observations)
+            if finished_by_agent and not switched and not is_yes_no(answer)
+            else None
+        ),
         "switched": switched,
-        "votes": None if vote is None else {"votes": vote.votes, "samples": vote.samples,
-                                            "answers": vote.answers},
+        "votes": None
+        if vote is None
+        else {"votes": vote.votes, "samples": vote.samples, "answers": vote.answers},
         "trajectory": trajectory,
     }

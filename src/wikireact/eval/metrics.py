@@ -9,9 +9,21 @@ from typing import Any
 from wikireact.eval.categories import count_categories
 
 METRICS = [
-    "em", "f1", "finish_rate", "invalid_action_rate", "wiki_requests_per_question", "mean_steps",
-    "input_tokens", "output_tokens", "model_calls", "latency_mean_s", "latency_p95_s",
-    "budget_exhausted_rate", "repetition_halted_rate", "unsupported_finish_rate", "switch_rate",
+    "em",
+    "f1",
+    "finish_rate",
+    "invalid_action_rate",
+    "wiki_requests_per_question",
+    "mean_steps",
+    "input_tokens",
+    "output_tokens",
+    "model_calls",
+    "latency_mean_s",
+    "latency_p95_s",
+    "budget_exhausted_rate",
+    "repetition_halted_rate",
+    "unsupported_finish_rate",
+    "switch_rate",
 ]
 
 
@@ -42,7 +54,9 @@ def seed_metrics(records: list[dict[str, Any]]) -> dict[str, float]:
         "latency_mean_s": _mean([r["latency_s"] for r in records]),
         "latency_p95_s": _p95([r["latency_s"] for r in records]),
         "budget_exhausted_rate": _mean([float(r["status"] == "budget_exhausted") for r in records]),
-        "repetition_halted_rate": _mean([float(r["status"] == "repetition_halted") for r in records]),
+        "repetition_halted_rate": _mean(
+            [float(r["status"] == "repetition_halted") for r in records]
+        ),
         "unsupported_finish_rate": _mean([float(not r["supported"]) for r in judged]),
         "switch_rate": _mean([float(r["switched"]) for r in records]),
     }
@@ -63,6 +77,10 @@ def summarize(records: Iterable[dict[str, Any]]) -> dict[str, Any]:
         values = [m[name] for m in per_seed.values()]
         mean[name] = _mean(values)
         std[name] = statistics.stdev(values) if len(values) > 1 else 0.0
-    return {"per_seed": {str(k): v for k, v in per_seed.items()}, "mean": mean, "std": std,
-            "categories": count_categories(r for rs in by_seed.values() for r in rs),
-            "categories_per_seed": {str(k): count_categories(rs) for k, rs in sorted(by_seed.items())}}
+    return {
+        "per_seed": {str(k): v for k, v in per_seed.items()},
+        "mean": mean,
+        "std": std,
+        "categories": count_categories(r for rs in by_seed.values() for r in rs),
+        "categories_per_seed": {str(k): count_categories(rs) for k, rs in sorted(by_seed.items())},
+    }

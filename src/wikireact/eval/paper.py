@@ -15,5 +15,6 @@ PAPER_EM: dict[str, float] = {
 }
 """HotpotQA exact match (%) per method, as our method names spell them; EM only (no F1 given)."""
 PAPER_LABEL = f"paper ({PAPER_MODEL})"
-PAPER_NOTE = (f"paper rows: {PAPER_SOURCE} with {PAPER_MODEL}, a different model; "
-              "500 dev questions, EM only")
+PAPER_NOTE = (
+    f"paper rows: {PAPER_SOURCE} with {PAPER_MODEL}, a different model; 500 dev questions, EM only"
+)

@@ -27,16 +27,33 @@ def write_plot(runs: list[Run], path: Path, *, paper: bool = False) -> None:
     positions = list(range(len(runs)))
     figure = Figure(figsize=(max(6.0, 1.3 * len(runs) + 2), 4.5), layout="constrained")
     axes = figure.subplots()
-    for offset, key, label, color in ((-BAR_WIDTH / 2, "em", "EM", "#4C72B0"),
-                                      (BAR_WIDTH / 2, "f1", "F1", "#DD8452")):
+    for offset, key, label, color in (
+        (-BAR_WIDTH / 2, "em", "EM", "#4C72B0"),
+        (BAR_WIDTH / 2, "f1", "F1", "#DD8452"),
+    ):
         values = [run.metric(key) or (0.0, 0.0) for run in runs]
-        axes.bar([p + offset for p in positions], [100 * mean for mean, _ in values], BAR_WIDTH,
-                 yerr=[100 * std for _, std in values], capsize=4, label=label, color=color)
+        axes.bar(
+            [p + offset for p in positions],
+            [100 * mean for mean, _ in values],
+            BAR_WIDTH,
+            yerr=[100 * std for _, std in values],
+            capsize=4,
+            label=label,
+            color=color,
+        )
     if paper:
-        marked = [(p, PAPER_EM[run.method]) for p, run in zip(positions, runs) if run.method in PAPER_EM]
+        marked = [
+            (p, PAPER_EM[run.method]) for p, run in zip(positions, runs) if run.method in PAPER_EM
+        ]
         if marked:
-            axes.scatter([p - BAR_WIDTH / 2 for p, _ in marked], [em for _, em in marked], marker="D",
-                         color="black", zorder=3, label=f"paper EM ({PAPER_MODEL}, a different model)")
+            axes.scatter(
+                [p - BAR_WIDTH / 2 for p, _ in marked],
+                [em for _, em in marked],
+                marker="D",
+                color="black",
+                zorder=3,
+                label=f"paper EM ({PAPER_MODEL}, a different model)",
+            )
     axes.set_xticks(positions, [f"{run.name}\n{run.method}" for run in runs], fontsize=8)
     axes.set_ylabel("score (%), mean ± std across seeds")
     axes.set_ylim(0, 100)

@@ -33,15 +33,32 @@ def run_eval(
     checkpoints are in `out/threads.db` and one process at a time may work in `out`.
     """
     if db is not None:
-        return run_shared_eval(config, out, db=db, run=run or out.resolve().name, model=model,
-                               wiki=wiki, on_record=on_record, on_start=on_start)
+        return run_shared_eval(
+            config,
+            out,
+            db=db,
+            run=run or out.resolve().name,
+            model=model,
+            wiki=wiki,
+            on_record=on_record,
+            on_start=on_start,
+        )
     out.mkdir(parents=True, exist_ok=True)
     lock = out / "eval.lock"
     if not runlock.try_lock(lock, "eval"):
-        raise EvalError(f"another `wikireact eval` is working in {out} right now; "
-                        "wait for it to end, or use another --out")
+        raise EvalError(
+            f"another `wikireact eval` is working in {out} right now; "
+            "wait for it to end, or use another --out"
+        )
     try:
-        return run_in_directory(config, out, resume=resume, model=model, wiki=wiki,
-                                 on_record=on_record, on_start=on_start)
+        return run_in_directory(
+            config,
+            out,
+            resume=resume,
+            model=model,
+            wiki=wiki,
+            on_record=on_record,
+            on_start=on_start,
+        )
     finally:
         runlock.unlock(lock, "eval")

@@ -45,8 +45,9 @@ def check_report(path: Path, data: Any) -> dict[str, Any]:
         if not isinstance(values, dict) or not _is_number(values.get("questions", 0)):
             raise bad(f"metrics.per_seed.{seed} is not a set of metrics")
     categories = metrics.get("categories")
-    if categories is not None and (not isinstance(categories, dict)
-                                   or not all(_is_number(v) for v in categories.values())):
+    if categories is not None and (
+        not isinstance(categories, dict) or not all(_is_number(v) for v in categories.values())
+    ):
         raise bad("metrics.categories is not a set of counts")
     return data
 
@@ -118,8 +119,12 @@ class Run:
                 record = json.loads(line)
             except json.JSONDecodeError:
                 continue
-            if isinstance(record, dict) and isinstance(record.get("id"), str) \
-                    and isinstance(record.get("gold"), str) and isinstance(record.get("seed", 0), int):
+            if (
+                isinstance(record, dict)
+                and isinstance(record.get("id"), str)
+                and isinstance(record.get("gold"), str)
+                and isinstance(record.get("seed", 0), int)
+            ):
                 records.append(record)
         return records
 
@@ -159,5 +164,7 @@ def load_runs(directories: Sequence[Path]) -> list[Run]:
     reports = [load_report(d) for d in directories]
     protocols = {str(r["settings"].get("protocol") or "text") for r in reports}
     show_protocol = protocols != {"text"}
-    return [Run(directory, report, str(directory) if names.count(name) > 1 else name, show_protocol)
-            for directory, report, name in zip(directories, reports, names)]
+    return [
+        Run(directory, report, str(directory) if names.count(name) > 1 else name, show_protocol)
+        for directory, report, name in zip(directories, reports, names)
+    ]

@@ -74,35 +74,50 @@ def _ensure_schema(store: PostgresThreadStore) -> None:
             conn.execute(statement)
 
 
-def join_run(store: PostgresThreadStore, run: str, identity: dict[str, Any],
-             report_settings: dict[str, Any], total: int) -> None:
+def join_run(
+    store: PostgresThreadStore,
+    run: str,
+    identity: dict[str, Any],
+    report_settings: dict[str, Any],
+    total: int,
+) -> None:
     """Create the run, or join it; refuse different settings, naming the fields."""
     _ensure_schema(store)
     with store.pool.connection() as conn:
         conn.execute(
             "INSERT INTO wikireact_eval_runs VALUES (%s, %s, %s, %s, %s) ON CONFLICT (name) DO NOTHING",
-            (run, json.dumps(identity), json.dumps(report_settings), total, time.time()))
-        row = conn.execute("SELECT settings FROM wikireact_eval_runs WHERE name = %s", (run,)).fetchone()
+            (run, json.dumps(identity), json.dumps(report_settings), total, time.time()),
+        )
+        row = conn.execute(
+            "SELECT settings FROM wikireact_eval_runs WHERE name = %s", (run,)
+        ).fetchone()
     stored = json.loads(row["settings"]) if row else {}
     changed = sorted(k for k in stored.keys() | identity.keys() if stored.get(k) != identity.get(k))
     if changed:
-        detail = ", ".join(f"{k}: run has {stored.get(k)!r}, this worker {identity.get(k)!r}" for k in changed)
-        raise EvalError(f"run {run!r} in {store.location} has other settings ({detail}); "
-                        "use the same settings or another --run")
+        detail = ", ".join(
+            f"{k}: run has {stored.get(k)!r}, this worker {identity.get(k)!r}" for k in changed
+        )
+        raise EvalError(
+            f"run {run!r} in {store.location} has other settings ({detail}); "
+            "use the same settings or another --run"
+        )
 
 
 def recorded_keys(store: PostgresThreadStore, run: str) -> set[tuple[str, int]]:
     """Return the (question id, seed) pairs recorded so far."""
     with store.pool.connection() as conn:
-        rows = conn.execute("SELECT question_id, seed FROM wikireact_eval_records WHERE run = %s",
-                            (run,)).fetchall()
+        rows = conn.execute(
+            "SELECT question_id, seed FROM wikireact_eval_records WHERE run = %s", (run,)
+        ).fetchall()
     return {(r["question_id"], r["seed"]) for r in rows}
 
 
 class Claims:
     """Hands out unrecorded (question, seed) jobs, one worker at a time per job."""
 
-    def __init__(self, store: PostgresThreadStore, run: str, jobs: list[Job], key: Callable[[Job], str]) -> None:
+    def __init__(
+        self, store: PostgresThreadStore, run: str, jobs: list[Job], key: Callable[[Job], str]
+    ) -> None:
         """Track `jobs` of `run`; `key` names a job's run lock (its thread id)."""
         self.store, self.run, self.pending, self.key = store, run, list(jobs), key
         self.mine: set[str] = set()
@@ -131,8 +146,16 @@ class Claims:
         with self.store.pool.connection() as conn:
             conn.execute(
                 "INSERT INTO wikireact_eval_records VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
-                (self.run, job[0].id, job[1], json.dumps(record, ensure_ascii=False), worker, started,
-                 time.time()))
+                (
+                    self.run,
+                    job[0].id,
+                    job[1],
+                    json.dumps(record, ensure_ascii=False),
+                    worker,
+                    started,
+                    time.time(),
+                ),
+            )
         with self.mutex:
             self.mine.discard(self.key(job))
         self.store.release(self.key(job))
@@ -144,28 +167,37 @@ class Claims:
         self.store.release(self.key(job))
 
 
-def shared_report(store: PostgresThreadStore, run: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def shared_report(
+    store: PostgresThreadStore, run: str
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """Return the run's report and its records, built from the database."""
     _ensure_schema(store)
     with store.pool.connection() as conn:
-        row = conn.execute("SELECT report_settings, total FROM wikireact_eval_runs WHERE name = %s",
-                           (run,)).fetchone()
+        row = conn.execute(
+            "SELECT report_settings, total FROM wikireact_eval_runs WHERE name = %s", (run,)
+        ).fetchone()
         if row is None:
             raise EvalError(f"no run {run!r} in {store.location}")
-        rows = conn.execute("SELECT record FROM wikireact_eval_records WHERE run = %s "
-                            "ORDER BY seed, recorded", (run,)).fetchall()
+        rows = conn.execute(
+            "SELECT record FROM wikireact_eval_records WHERE run = %s ORDER BY seed, recorded",
+            (run,),
+        ).fetchall()
     records = [json.loads(r["record"]) for r in rows]
     if len(records) < row["total"]:
-        raise EvalError(f"run {run!r} is not finished: {len(records)} of {row['total']} "
-                        "(question, seed) pairs recorded")
+        raise EvalError(
+            f"run {run!r} is not finished: {len(records)} of {row['total']} "
+            "(question, seed) pairs recorded"
+        )
     return {"settings": json.loads(row["report_settings"]), "metrics": summarize(records)}, records
 
 
 def write_report(out: Path, report: dict[str, Any], records: list[dict[str, Any]]) -> None:
     """Write `report.json` and `trajectories.jsonl` into `out`, each atomically."""
     out.mkdir(parents=True, exist_ok=True)
-    for name, text in ((RECORDS, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)),
-                       (REPORT, json.dumps(report, indent=2))):
+    for name, text in (
+        (RECORDS, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)),
+        (REPORT, json.dumps(report, indent=2)),
+    ):
         temp = out / f"{name}.{os.getpid()}.tmp"  # workers may share one --out
         temp.write_text(text, encoding="utf-8")
         temp.replace(out / name)
@@ -185,19 +217,35 @@ def run_shared_eval(
     """Work on the shared run `run` in `db` until it is complete; write and return its report."""
     import socket
 
-    context, items, prompts, source, sampling, settings, chat_model = prepare_run(config, model, wiki)
+    context, items, prompts, source, sampling, settings, chat_model = prepare_run(
+        config, model, wiki
+    )
     store = PostgresThreadStore(db, pool_size=config.concurrency + 2)
     try:
         total = len(items) * config.seeds
-        join_run(store, run, run_identity(settings), {**settings, "versions": _versions(), "run": run}, total)
+        join_run(
+            store,
+            run,
+            run_identity(settings),
+            {**settings, "versions": _versions(), "run": run},
+            total,
+        )
         method_settings = MethodSettings(
             model=chat_model,
-            graph=build_graph(store.saver, model=chat_model, wiki=source, exemplars=prompts.episodes or None),
-            context=context, sc_samples=config.sc_samples, sc_temperature=config.sc_temperature,
-            sampling=sampling, qa_exemplars=prompts.qa or None, thread_prefix=f"{run}/",
+            graph=build_graph(
+                store.saver, model=chat_model, wiki=source, exemplars=prompts.episodes or None
+            ),
+            context=context,
+            sc_samples=config.sc_samples,
+            sc_temperature=config.sc_temperature,
+            sampling=sampling,
+            qa_exemplars=prompts.qa or None,
+            thread_prefix=f"{run}/",
         )
         jobs = [(item, seed) for seed in range(config.seeds) for item in items]
-        claims = Claims(store, run, jobs, lambda job: f"{run}/{thread_id(config.method, job[1], job[0])}")
+        claims = Claims(
+            store, run, jobs, lambda job: f"{run}/{thread_id(config.method, job[1], job[0])}"
+        )
         if on_start:
             on_start(total, len(recorded_keys(store, run)))
         worker = f"{socket.gethostname()}:{os.getpid()}"

@@ -55,15 +55,22 @@ def act(
         verdict = read_decision(action, value)
         edited["approval"] = verdict.approval
         if verdict.action is None:
-            return {"current": CurrentStep(**edited, kind="rejected", observation=verdict.observation,
-                                           wiki_requests=0)}
+            return {
+                "current": CurrentStep(
+                    **edited, kind="rejected", observation=verdict.observation, wiki_requests=0
+                )
+            }
         if verdict.action != action:
             action = verdict.action
             new = ActionDict(name=action.name, argument=action.argument)
             key = state_key(new, state)
-            edited |= CurrentStep(action=new, action_text=str(action), format_error=None, state_key=key)
+            edited |= CurrentStep(
+                action=new, action_text=str(action), format_error=None, state_key=key
+            )
         if action.name == "Finish":
-            return {"current": CurrentStep(**edited, kind="finish", observation="", wiki_requests=0)}
+            return {
+                "current": CurrentStep(**edited, kind="finish", observation="", wiki_requests=0)
+            }
     source = resources.wiki_source(context)
     before = source.requests
     started_at = utc_now()
@@ -80,7 +87,9 @@ def act(
         }
         observation = found.observation
     else:
-        looked = lookup(state.get("page_sentences"), state.get("lookup_cursors") or {}, action.argument)
+        looked = lookup(
+            state.get("page_sentences"), state.get("lookup_cursors") or {}, action.argument
+        )
         update["lookup_cursors"] = looked.cursors
         observation = looked.observation
     return {

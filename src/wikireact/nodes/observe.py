@@ -77,8 +77,12 @@ def _observation(kind: StepKind, current: CurrentStep, state: State) -> str:
         return current.get("observation", "")
     action, earlier = current.get("action_text", ""), current.get("repeat_of")
     proposed = current.get("action")
-    if proposed is not None and proposed["name"] == "Search" and state.get("page_title") is not None \
-            and current.get("state_key") == state.get("page_key"):
+    if (
+        proposed is not None
+        and proposed["name"] == "Search"
+        and state.get("page_title") is not None
+        and current.get("state_key") == state.get("page_key")
+    ):
         return (
             f"The page {state.get('page_title')} is already open (since step {earlier}); its first "
             "sentences are above. Use Lookup[keyword] to read more of it, or Search another title."

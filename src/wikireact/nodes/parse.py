@@ -33,25 +33,31 @@ def parse(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         parsed = parse_output(current.get("raw", ""), require_thought=False)
     thought = parsed.thought if context.method == "react" else ""
     if not isinstance(parsed.result, Action):
-        return {"current": CurrentStep(
-            thought=thought,
-            action=None,
-            action_text=parsed.result.action_text,
-            format_error=parsed.result.message,
-            kind="invalid",
-            state_key=None,
-            repeat_of=None,
-        )}
+        return {
+            "current": CurrentStep(
+                thought=thought,
+                action=None,
+                action_text=parsed.result.action_text,
+                format_error=parsed.result.message,
+                kind="invalid",
+                state_key=None,
+                repeat_of=None,
+            )
+        }
     action = ActionDict(name=parsed.result.name, argument=parsed.result.argument)
     key = state_key(action, state)
     repeat_of = earlier_step(key, state.get("proposals") or {})
-    kind: StepKind | None = "finish" if action["name"] == "Finish" else ("repeat" if repeat_of is not None else None)
-    return {"current": CurrentStep(
-        thought=thought,
-        action=action,
-        action_text=str(parsed.result),
-        format_error=None,
-        kind=kind,
-        state_key=key,
-        repeat_of=repeat_of,
-    )}
+    kind: StepKind | None = (
+        "finish" if action["name"] == "Finish" else ("repeat" if repeat_of is not None else None)
+    )
+    return {
+        "current": CurrentStep(
+            thought=thought,
+            action=action,
+            action_text=str(parsed.result),
+            format_error=None,
+            kind=kind,
+            state_key=key,
+            repeat_of=repeat_of,
+        )
+    }

@@ -60,7 +60,9 @@ def reason(
     return {
         "current": new_step(
             raw=cut_at_observation(text),
-            calls=calls_of_reply(reply, len(history) + 1) if tools and isinstance(reply, AIMessage) else [],
+            calls=calls_of_reply(reply, len(history) + 1)
+            if tools and isinstance(reply, AIMessage)
+            else [],
             input_tokens=int(usage.get("input_tokens", 0)),
             output_tokens=int(usage.get("output_tokens", 0)),
         )

@@ -53,7 +53,9 @@ def _iter_jsonl(path: Path) -> Iterator[tuple[str, str]]:
                 record = json.loads(line.decode("utf-8"))
                 title, text = record["title"], record["text"]
             except (UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError) as exc:
-                raise SnapshotError(f"{path}:{number}: not a {{\"title\", \"text\"}} record ({exc})") from None
+                raise SnapshotError(
+                    f'{path}:{number}: not a {{"title", "text"}} record ({exc})'
+                ) from None
             if not isinstance(title, str) or not isinstance(text, str) or not title.strip():
                 raise SnapshotError(f"{path}:{number}: title and text must be non-empty strings")
             yield title.strip(), text
@@ -64,22 +66,30 @@ def _iter_hotpot(path: Path) -> Iterator[tuple[str, str]]:
         if _first_byte(handle) != b"[":
             raise SnapshotError(
                 f"{path} is not a HotpotQA file: its JSON is not a list of items "
-                "(for {\"title\", \"text\"} records, use a .jsonl file)"
+                '(for {"title", "text"} records, use a .jsonl file)'
             )
         try:
             for number, item in enumerate(ijson.items(handle, "item"), start=1):
                 context = item.get("context") if isinstance(item, dict) else None
                 if not isinstance(context, list):
-                    raise SnapshotError(f"{path}: item {number} is not an object with a \"context\" list")
+                    raise SnapshotError(
+                        f'{path}: item {number} is not an object with a "context" list'
+                    )
                 for entry in context:
                     if (
-                        not isinstance(entry, list) or len(entry) != 2
-                        or not isinstance(entry[0], str) or not isinstance(entry[1], list)
+                        not isinstance(entry, list)
+                        or len(entry) != 2
+                        or not isinstance(entry[0], str)
+                        or not isinstance(entry[1], list)
                     ):
-                        raise SnapshotError(f"{path}: item {number}: context entries must be [title, [sentences]]")
+                        raise SnapshotError(
+                            f"{path}: item {number}: context entries must be [title, [sentences]]"
+                        )
                     title, sentences = entry
                     if not title.strip():
-                        raise SnapshotError(f"{path}: item {number}: a context entry has an empty title")
+                        raise SnapshotError(
+                            f"{path}: item {number}: a context entry has an empty title"
+                        )
                     yield title.strip(), "\n".join(str(s).strip() for s in sentences)
         except ijson.JSONError as exc:
             raise SnapshotError(f"{path} is not valid HotpotQA JSON ({exc})") from None

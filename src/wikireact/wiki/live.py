@@ -79,7 +79,9 @@ class Transport:
             wait: float | None = None
             try:
                 reply = self.session.get(
-                    self.api_url, params=params, headers={"User-Agent": USER_AGENT},
+                    self.api_url,
+                    params=params,
+                    headers={"User-Agent": USER_AGENT},
                     timeout=self.timeout_s,
                 )
             except requests.Timeout:
@@ -102,7 +104,9 @@ class Transport:
                     else:
                         if isinstance(data, dict) and "error" not in data:
                             return data
-                        info = data.get("error", {}).get("info", "") if isinstance(data, dict) else ""
+                        info = (
+                            data.get("error", {}).get("info", "") if isinstance(data, dict) else ""
+                        )
                         raise WikiUnavailableError(f"Wikipedia answered with an error: {info}.")
             if attempt < self.retries:
                 backoff = min(self.max_backoff_s, self.backoff_s * 2**attempt)
@@ -160,8 +164,15 @@ class LiveSource:
             raise WikiUnavailableError(
                 f"Wikipedia is unavailable right now (timeout after {self.transport.timeout_s:g} s)."
             ) from None
-        except (KeyError, ValueError, TypeError, AttributeError, IndexError, AssertionError,
-                wikipedia.exceptions.WikipediaException) as exc:
+        except (
+            KeyError,
+            ValueError,
+            TypeError,
+            AttributeError,
+            IndexError,
+            AssertionError,
+            wikipedia.exceptions.WikipediaException,
+        ) as exc:
             raise WikiUnavailableError(
                 f"Wikipedia sent a reply that could not be read ({type(exc).__name__})."
             ) from None
@@ -175,7 +186,9 @@ class LiveSource:
                 page = wikipedia.page(title, auto_suggest=False, redirect=True)
                 return Page(valid_unicode(page.title), valid_unicode(page.content))
             except wikipedia.exceptions.DisambiguationError as exc:
-                return Disambiguation(valid_unicode(str(exc.title)), [valid_unicode(str(o)) for o in exc.options])
+                return Disambiguation(
+                    valid_unicode(str(exc.title)), [valid_unicode(str(o)) for o in exc.options]
+                )
             except wikipedia.exceptions.PageError:
                 return None
 
@@ -242,4 +255,6 @@ class CachedSource:
         try:
             yield
         except sqlite3.Error as exc:
-            raise WikiUnavailableError(f"the page file {self.store.path} cannot be used ({exc}).") from None
+            raise WikiUnavailableError(
+                f"the page file {self.store.path} cannot be used ({exc})."
+            ) from None

