@@ -202,3 +202,18 @@ def test_the_prompt_in_a_real_terminal(tmp_path: Path, snapshot_db: Path, cli_en
     assert child.exitstatus == 0
     history = runner.invoke(app, ["history", "tty"])
     assert "Answer: yes" in history.stdout and "Steps: 5" in history.stdout
+
+
+def test_a_reject_note_with_a_lone_surrogate_is_repaired_not_crashing() -> None:
+    import io
+
+    from rich.console import Console
+
+    from wikireact.cli.approval import ApprovalPrompt
+
+    answers = iter(["e", "Search[Mona \ud800Lisa]"])
+    prompt = ApprovalPrompt(Console(file=io.StringIO()), read=lambda: next(answers), echo=False)
+    assert prompt.ask("Run it? ") == "e"
+    edited = prompt.ask("New action: ")
+    assert edited == "Search[Mona \ufffdLisa]"
+    edited.encode("utf-8")  # would raise UnicodeEncodeError on a lone surrogate

@@ -18,7 +18,7 @@ from rich.console import Console
 from rich.text import Text
 
 from wikireact.cli.display import clean, labelled
-from wikireact.protocol import FormatError, parse_action
+from wikireact.protocol import FormatError, parse_action, valid_unicode
 
 APPROVE = frozenset({"y", "yes"})
 REJECT = frozenset({"n", "no"})
@@ -57,7 +57,7 @@ class ApprovalPrompt:
         answer = self.read()
         if self.echo:
             self.console.print()
-        return answer.strip()
+        return valid_unicode(answer).strip()  # a terminal may deliver lone surrogates
 
     def show_proposal(self, proposal: dict[str, Any], step: int, thought: str) -> None:
         """Print what is being decided: step number, open page, Thought and proposed action."""
