@@ -26,6 +26,7 @@ from typing import Any, Literal
 
 from wikireact.errors import ConfigurationError
 from wikireact.protocol import Action, parse_action
+from wikireact.state import Step
 
 DEFAULT_PROMPTS = Path(__file__).parent / "data" / "prompts.json"
 Need = Literal["react", "act", "cot", "standard"]
@@ -57,6 +58,19 @@ class EpisodeExemplar:
 
     question: str
     steps: tuple[ExemplarStep, ...]
+
+    def as_history(self) -> list[Step]:
+        """Return the steps as an episode's history, as the prompts render it."""
+        return [
+            Step(
+                kind="finish" if step.action.startswith("Finish") else "executed",
+                thought=step.thought,
+                action=step.action,
+                observation=step.observation,
+                raw="",
+            )
+            for step in self.steps
+        ]
 
 
 @dataclass(frozen=True)

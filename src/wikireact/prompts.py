@@ -81,17 +81,7 @@ def _prompt_prefix(
     instruction = INSTRUCTION if method == "react" else ACT_INSTRUCTION
     messages: list[BaseMessage] = [SystemMessage(instruction)]
     for exemplar in exemplars:
-        example = [
-            Step(
-                kind="finish" if step.action.startswith("Finish") else "executed",
-                thought=step.thought,
-                action=step.action,
-                observation=step.observation,
-                raw="",
-            )
-            for step in exemplar.steps
-        ]
-        messages += _episode_turns(exemplar.question, example, method)
+        messages += _episode_turns(exemplar.question, exemplar.as_history(), method)
     return tuple(messages)
 
 

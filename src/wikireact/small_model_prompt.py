@@ -105,17 +105,7 @@ def _prompt_prefix(
     """Return the instruction and exemplar turns, built once per method and exemplar set."""
     messages: list[BaseMessage] = [SystemMessage(INSTRUCTION)]
     for exemplar in exemplars:
-        example = [
-            Step(
-                kind="finish" if step.action.startswith("Finish") else "executed",
-                thought=step.thought,
-                action=step.action,
-                observation=step.observation,
-                raw="",
-            )
-            for step in exemplar.steps
-        ]
-        messages += _episode_turns(exemplar.question, example, method)
+        messages += _episode_turns(exemplar.question, exemplar.as_history(), method)
     return tuple(messages)
 
 

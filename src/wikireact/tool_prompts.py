@@ -82,17 +82,7 @@ def _prefix(
         SystemMessage(TOOLS_INSTRUCTION if method == "react" else ACT_TOOLS_INSTRUCTION)
     ]
     for number, exemplar in enumerate(exemplars, start=1):
-        example = [
-            Step(
-                kind="finish" if step.action.startswith("Finish") else "executed",
-                thought=step.thought,
-                action=step.action,
-                observation=step.observation,
-                raw="",
-            )
-            for step in exemplar.steps
-        ]
-        messages += _turns(exemplar.question, example, method, f"example{number}_")
+        messages += _turns(exemplar.question, exemplar.as_history(), method, f"example{number}_")
     return tuple(messages)
 
 
