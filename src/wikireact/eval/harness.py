@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
+from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from wikireact.context import DEFAULT_MAX_STEPS, Context
 from wikireact.errors import ConfigurationError
@@ -287,12 +288,41 @@ def _ensure_line_start(records_path: Path) -> None:
                 sink.write("\n")
 
 
+@dataclass(frozen=True)
+class PreparedRun:
+    """What every worker of a run needs, resolved once: items, settings, model, source, prompts."""
+
+    config: EvalConfig
+    context: Context
+    items: list[Item]
+    prompts: PromptSet
+    source: WikiSource
+    sampling: dict[str, Any]
+    settings: dict[str, Any]
+    model: BaseChatModel
+
+    def method_settings(
+        self, saver: BaseCheckpointSaver, thread_prefix: str = ""
+    ) -> MethodSettings:
+        """Return what `run_method` needs, with the ReAct graph checkpointed in `saver`."""
+        return MethodSettings(
+            model=self.model,
+            graph=build_graph(
+                saver, model=self.model, wiki=self.source, exemplars=self.prompts.episodes or None
+            ),
+            context=self.context,
+            sc_samples=self.config.sc_samples,
+            sc_temperature=self.config.sc_temperature,
+            sampling=self.sampling,
+            qa_exemplars=self.prompts.qa or None,
+            thread_prefix=thread_prefix,
+        )
+
+
 def prepare_run(
     config: EvalConfig, model: BaseChatModel | None, wiki: WikiSource | None
-) -> tuple[
-    Context, list[Item], PromptSet, WikiSource, dict[str, Any], dict[str, Any], BaseChatModel
-]:
-    """Resolve what every worker of a run needs: context, sampled items, prompts, source, settings, model."""
+) -> PreparedRun:
+    """Resolve what every worker of a run needs (single-process and shared runs alike)."""
     context = config.episode_context()
     items = sample(load_dataset(Path(config.dataset)), config.limit, config.sample_seed)
     prompts = load_prompts(
@@ -302,7 +332,9 @@ def prepare_run(
     sampling = _sampling(config.model, model)
     settings = resolved_settings(config, context, prompts, sampling, _snapshot_id(source))
     settings.update(_decoding(config.model, model))
-    return context, items, prompts, source, sampling, settings, _open_model(config, model)
+    return PreparedRun(
+        config, context, items, prompts, source, sampling, settings, _open_model(config, model)
+    )
 
 
 def run_in_directory(
@@ -316,22 +348,11 @@ def run_in_directory(
     on_start: Callable[[int, int], None] | None = None,
 ) -> dict[str, Any]:
     """Run (or resume) an evaluation whose checkpoints and records live in `out`."""
-    context, items, prompts, source, sampling, settings, chat_model = prepare_run(
-        config, model, wiki
-    )
+    prepared = prepare_run(config, model, wiki)
+    items, settings, chat_model = prepared.items, prepared.settings, prepared.model
     _prepare_out(out, settings, resume)
     store = ThreadStore(out / "threads.db")
-    method_settings = MethodSettings(
-        model=chat_model,
-        graph=build_graph(
-            store.saver, model=chat_model, wiki=source, exemplars=prompts.episodes or None
-        ),
-        context=context,
-        sc_samples=config.sc_samples,
-        sc_temperature=config.sc_temperature,
-        sampling=sampling,
-        qa_exemplars=prompts.qa or None,
-    )
+    method_settings = prepared.method_settings(store.saver)
     records_path = out / RECORDS
     done = read_records(records_path)
     todo = [

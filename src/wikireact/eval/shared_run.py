@@ -34,9 +34,8 @@ from wikireact.eval.harness import (
     _versions,
     prepare_run,
 )
-from wikireact.eval.methods import MethodSettings, run_method, thread_id
+from wikireact.eval.methods import run_method, thread_id
 from wikireact.eval.metrics import summarize
-from wikireact.graph import build_graph
 from wikireact.threads_postgres import PostgresThreadStore
 from wikireact.wiki.base import WikiSource
 
@@ -217,9 +216,8 @@ def run_shared_eval(
     """Work on the shared run `run` in `db` until it is complete; write and return its report."""
     import socket
 
-    context, items, prompts, source, sampling, settings, chat_model = prepare_run(
-        config, model, wiki
-    )
+    prepared = prepare_run(config, model, wiki)
+    items, settings = prepared.items, prepared.settings
     store = PostgresThreadStore(db, pool_size=config.concurrency + 2)
     try:
         total = len(items) * config.seeds
@@ -230,18 +228,7 @@ def run_shared_eval(
             {**settings, "versions": _versions(), "run": run},
             total,
         )
-        method_settings = MethodSettings(
-            model=chat_model,
-            graph=build_graph(
-                store.saver, model=chat_model, wiki=source, exemplars=prompts.episodes or None
-            ),
-            context=context,
-            sc_samples=config.sc_samples,
-            sc_temperature=config.sc_temperature,
-            sampling=sampling,
-            qa_exemplars=prompts.qa or None,
-            thread_prefix=f"{run}/",
-        )
+        method_settings = prepared.method_settings(store.saver, thread_prefix=f"{run}/")
         jobs = [(item, seed) for seed in range(config.seeds) for item in items]
         claims = Claims(
             store, run, jobs, lambda job: f"{run}/{thread_id(config.method, job[1], job[0])}"
