@@ -7,7 +7,12 @@ are less disturbed by other load on a shared machine):
 
 - `before`: the default (Groq) prompt, free decoding: the local model as it was;
 - `prompt`: the small-model prompt variant, free decoding;
-- `after`: the small-model prompt and the step grammar (the shipped default).
+- `grammar`: + the step grammar (one thought line, one action, numbered; a Finish may not
+  start like a searched title);
+- `extractive`: + a Finish copies a run of words of the question's type out of the
+  observations, preferring those the thought names (`wikireact.answer_spans`);
+- `after`: + a Search may not start like a title searched already, except a miss's
+  suggestions (the shipped default).
 
 Targets (issue 19) apply to `after`: EM >= 50%, repetition-halted <= 10%, invalid <= 10%,
 seconds per step <= 1.5x `before`'s. Too slow for `make bench` (minutes per configuration).
@@ -34,6 +39,13 @@ QUESTIONS = Path(__file__).resolve().parents[1] / "tests" / "data" / "offline_si
 CONFIGS = {
     "before": {"prompt_variant": "default", "grammar": False},
     "prompt": {"prompt_variant": "small", "grammar": False},
+    "grammar": {
+        "prompt_variant": "small",
+        "grammar": True,
+        "extractive_answers": False,
+        "no_repeated_searches": False,
+    },
+    "extractive": {"prompt_variant": "small", "grammar": True, "no_repeated_searches": False},
     "after": {"prompt_variant": "small", "grammar": True},
 }
 
@@ -119,7 +131,7 @@ def main() -> int:
     """Run the chosen configurations in turn and print the table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--limit", type=int, default=None, help="questions (default: all)")
-    parser.add_argument("--configs", default="before,prompt,after")
+    parser.add_argument("--configs", default=",".join(CONFIGS))
     parser.add_argument("--out", type=Path, default=None, help="keep the runs here")
     args = parser.parse_args()
     figures: dict[str, dict[str, float]] = {}

@@ -105,7 +105,9 @@ def test_the_step_grammar_has_one_thought_line_and_one_action() -> None:
     assert react.startswith("root ::= thought action\n") and act.startswith(
         "root ::= thought? action\n"
     )
-    assert '("Search[" | "Lookup[") argument "]"' in react and '": Finish[" answer "]"' in react
+    assert (
+        '("Search[" title | "Lookup[" argument) "]"' in react and '": Finish[" answer "]"' in react
+    )
     assert "\\[\\]" in react  # neither a thought nor an argument can open another action
     assert 'number ::= "3"' in step_grammar(require_thought=True, number=3)
 
@@ -122,15 +124,16 @@ def test_a_finish_cannot_spell_out_a_searched_title() -> None:
 
 
 def test_the_local_model_numbers_the_step_it_asks_for() -> None:
-    from wikireact.local_model import _searched_titles, _step_number, _to_gemma_turns
+    from wikireact.local_model import _to_gemma_turns
+    from wikireact.step_form import answer_blocks, step_number
 
     history = [_step("executed", "Search[Ed Wood]", "Ed Wood was an American filmmaker.")]
     for build in (prompts.build_messages, small_model_prompt.build_messages):
-        assert _step_number(_to_gemma_turns(build(QUESTION, [], "react"))) == 1
-        assert _step_number(_to_gemma_turns(build(QUESTION, history, "react"))) == 2
+        assert step_number(_to_gemma_turns(build(QUESTION, [], "react"))) == 1
+        assert step_number(_to_gemma_turns(build(QUESTION, history, "react"))) == 2
     turns = _to_gemma_turns(small_model_prompt.build_messages(QUESTION, history, "react"))
     # only this episode's searches are blocked as answers, not the exemplars'
-    assert _searched_titles(turns) == ("Ed W", "the Ed W")
+    assert answer_blocks(turns) == ("Ed W", "the Ed W")
 
 
 def test_the_small_exemplars_replace_the_default_ones_but_not_a_users_prompt_file() -> None:
@@ -142,3 +145,71 @@ def test_the_small_exemplars_replace_the_default_ones_but_not_a_users_prompt_fil
     assert str(own[1].content) == f"Question: {EXEMPLARS[0].question}"
     users = build_prompt(model, QUESTION, [], "react", EXEMPLARS[1:])
     assert str(users[1].content) == f"Question: {EXEMPLARS[1].question}"
+
+
+def test_a_search_may_not_reopen_a_page_but_may_follow_a_miss_suggestion() -> None:
+    from wikireact.local_model import _to_gemma_turns
+    from wikireact.step_form import search_rules, step_form
+
+    opened = _step("executed", "Search[The Magic Flute]", "The Magic Flute is an opera by Mozart.")
+    missed = _step(
+        "executed",
+        "Search[Jupiter orbit]",
+        "Could not find Jupiter orbit. Similar: ['Jupiter', \"Jupiter's moons\", 'The Magic Flute'].",
+    )
+    turns = _to_gemma_turns(small_model_prompt.build_messages(QUESTION, [opened, missed], "react"))
+    # no title searched may start a Search again ("The Magic Flutist", "Jupiter orbits", "Jupi...")
+    # but the latest miss's suggestions stay open, unless searched already
+    assert search_rules(turns) == (
+        ("Jupi", "Magi", "the Jupi", "the Magi"),
+        ("Jupiter", "Jupiter's moons"),
+    )
+    grammar = step_grammar(
+        **step_form(
+            turns, no_title_answers=True, extractive_answers=True, no_repeated_searches=True
+        )
+    )
+    assert '\ntitle ::= "Jupiter" | "Jupiter\'s moons" | [jJ] title-0 |' in grammar
+    turns = _to_gemma_turns(small_model_prompt.build_messages(QUESTION, [missed, opened], "react"))
+    assert search_rules(turns)[1] == ()  # the latest observation is no miss
+
+
+class _FakeLlama:
+    """Stands in for llama.cpp: replies per call from a list, recording prompts and grammars."""
+
+    def __init__(self, replies: list[str]) -> None:
+        self.replies, self.calls = replies, []  # type: list[str], list[tuple[str, Any]]
+
+    def create_completion(self, *, prompt: str, grammar: Any, **_: Any) -> Any:
+        self.calls.append((prompt, grammar))
+        reply = self.replies[len(self.calls) - 1]
+        return (
+            {"choices": [{"text": piece}]} for piece in re.findall(r"\S+\s*", reply)
+        )  # a generator, as llama.cpp's stream is
+
+    def tokenize(self, data: bytes, add_bos: bool = True) -> list[int]:
+        return list(range(len(data.split())))
+
+
+def test_the_local_model_writes_the_thought_then_an_action_narrowed_by_it(
+    monkeypatch: Any,
+) -> None:
+    from wikireact import local_model
+
+    fake = _FakeLlama(["Thought 2: It is 3,776.24 m high.\n", "Action 2: Finish[3,776.24]"])
+    monkeypatch.setattr(local_model, "_grammar", lambda **form: step_grammar(**form))
+    monkeypatch.setattr(local_model, "_chat_prompt", lambda turns: "PROMPT|")
+    model = local_model.LlamaCppChatModel(model_path="unused.gguf")
+    model._llama = fake
+    observation = "Mount Fuji erupted in 1708. Its summit is 3,776.24 m high."
+    history = [_step("executed", "Search[Mount Fuji]", observation)]
+    question = "How high is Mount Fuji in metres?"
+    reply = model.invoke(small_model_prompt.build_messages(question, history, "react"))
+    assert reply.content == "Thought 2: It is 3,776.24 m high.\nAction 2: Finish[3,776.24]"
+    (first_prompt, thought_rules), (second_prompt, action_rules) = fake.calls
+    assert thought_rules.startswith("root ::= thought\n")  # the thought line alone
+    # the action continues the same prompt after the thought, and may answer only what it named
+    assert second_prompt == first_prompt + "Thought 2: It is 3,776.24 m high.\n"
+    assert action_rules.startswith("root ::= action\n")
+    answer = next(line for line in action_rules.splitlines() if line.startswith("answer ::="))
+    assert answer.count("|") == 0  # one start: the run at "3,776.24", not "1708"

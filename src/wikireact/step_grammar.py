@@ -12,7 +12,11 @@ Hamlet?" -> `Finish[Hamlet]`) even when its thought names the answer.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import re
+from collections.abc import Iterable, Sequence
+from typing import Literal
+
+from wikireact.answer_spans import answer_rules, gbnf_literal
 
 MAX_THOUGHT_CHARS = 200
 MAX_ARGUMENT_CHARS = 120
@@ -21,51 +25,80 @@ _TEXT = "\\n\\[\\]"
 
 _RULES = f"""
 thought ::= "Thought " number ": " [^{_TEXT}] [^{_TEXT}]{{0,{MAX_THOUGHT_CHARS - 1}}} "\\n"
-action ::= "Action " number ": " ("Search[" | "Lookup[") argument "]" | "Action " number ": Finish[" answer "]"
+action ::= "Action " number ": " ("Search[" title | "Lookup[" argument) "]" | "Action " number ": Finish[" answer "]"
 argument ::= [^{_TEXT} ] [^{_TEXT}]{{0,{MAX_ARGUMENT_CHARS - 1}}}
 rest ::= [^{_TEXT}]{{0,{MAX_ARGUMENT_CHARS - 1}}}
 """
+_TEXT_BREAK = re.compile(r"[\n\[\]]")
+_FINISH = ' | "Action " number ": Finish[" answer "]"'
 
 
 def step_grammar(
-    *, require_thought: bool, number: int | None = None, not_answers: Iterable[str] = ()
+    *,
+    require_thought: bool,
+    number: int | None = None,
+    not_answers: Iterable[str] = (),
+    observations: Sequence[str] | None = None,
+    question: str = "",
+    not_searches: Iterable[str] = (),
+    suggested_searches: Iterable[str] = (),
+    part: Literal["step", "thought", "action"] = "step",
+    thought: str = "",
 ) -> str:
     """Return the GBNF text of one step: a thought (required or optional) and one action.
 
     With `number`, the step is numbered `number` (a small model otherwise copies the
     number of an exemplar's last step, and with it that step's Finish). A Finish argument
-    cannot start with any of `not_answers` (compared case-insensitively).
+    cannot start with any of `not_answers` (compared case-insensitively). With
+    `observations` (extractive answers), it is a run of their words that fits `question`
+    (`wikireact.answer_spans`), and while there is no such run there is no Finish.
+    A Search cannot start with any of `not_searches` (a title searched already, or that
+    title with more text glued on), except the `suggested_searches`. `part` asks for only the thought line, or only the
+    action after a `thought` already written (whose runs then narrow the answer).
     """
     root = "root ::= thought action" if require_thought else "root ::= thought? action"
+    if part != "step":
+        root = f"root ::= {part}"
     numbered = f'number ::= "{number}"' if number is not None else "number ::= [1-9] [0-9]?"
-    return f"{root}\n{_RULES.strip()}\n{numbered}\n{_answer_rules(not_answers)}"
+    if observations is None:
+        answer: str | None = _excluding("answer", not_answers)
+    else:
+        answer = answer_rules(observations, not_answers, question=question, thought=thought)
+    rules = _RULES.strip() if answer else _RULES.strip().replace(_FINISH, "")
+    searches = _excluding("title", not_searches)
+    suggested = [
+        gbnf_literal(t) for t in suggested_searches if t.strip() and not _TEXT_BREAK.search(t)
+    ]
+    if suggested:
+        searches = searches.replace("title ::= ", f"title ::= {' | '.join(suggested)} | ", 1)
+    return f"{root}\n{rules}\n{numbered}\n{answer or ''}{searches}"
 
 
-def _answer_rules(not_answers: Iterable[str]) -> str:
-    """Rules for `answer`: a non-empty argument that starts with none of `not_answers`.
+def _excluding(name: str, phrases: Iterable[str]) -> str:
+    """Rules for `name`: a non-empty argument that starts with none of `phrases` (any case).
 
-    A trie of the forbidden phrases: at each node the text either follows a branch of the
-    trie, or leaves it with any other character (then anything may follow), or ends; the
-    character that would complete a forbidden phrase is not allowed.
+    A trie of the phrases: at each node the text either follows a branch of the trie, or
+    leaves it with any other character (then anything may follow), or ends; the character
+    that would complete a phrase is not allowed.
     """
-    phrases = sorted({p.lower() for p in not_answers if p and not any(c in p for c in "\n[]")})
-    if not phrases:
-        return "answer ::= argument\n"
+    kept = sorted({p.lower() for p in phrases if p.strip() and not any(c in p for c in "\n[]")})
+    if not kept:
+        return f"{name} ::= argument\n"
     trie: dict[str, dict] = {}
     ends: set[int] = set()
-    for phrase in phrases:
+    for phrase in kept:
         node = trie
         for char in phrase:
             node = node.setdefault(char, {})
         ends.add(id(node))
     rules: list[str] = []
 
-    def rule(node: dict[str, dict], name: str, depth: int) -> None:
+    def rule(node: dict[str, dict], node_name: str, depth: int) -> None:
         options = []
         for index, (char, child) in enumerate(sorted(node.items())):
             if id(child) in ends:
-                continue  # this character would complete a forbidden phrase: no way on
-            child_name = f"{name}-{index}"
+                continue  # this character would complete an excluded prefix: no way on
+            child_name = f"{node_name}-{index}"
             options.append(f"[{_either_case(char)}] {child_name}")
             rule(child, child_name, depth + 1)
         leave = "".join(_either_case(c) for c in node)
@@ -73,9 +106,9 @@ def _answer_rules(not_answers: Iterable[str]) -> str:
         options.append(f"[^{_TEXT}{start}{leave}] rest")
         if depth:
             options.append('""')
-        rules.append(f"{name} ::= " + " | ".join(options))
+        rules.append(f"{node_name} ::= " + " | ".join(options))
 
-    rule(trie, "answer", 0)
+    rule(trie, name, 0)
     return "\n".join(rules) + "\n"
 
 

@@ -1,0 +1,137 @@
+"""What the local model's step grammar needs to know, read from the conversation so far.
+
+The local model sees only chat turns (`{"role", "content"}` in Gemma's template): the
+exemplars, then the episode's question, the model's steps and the fenced observations.
+From them come the step's number, the question, the page text seen so far, and which
+titles a Finish or a new Search may not start with: the guard rails that keep Gemma 3 270M
+from answering with the question's subject or searching the same page over and over.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import Any
+
+Turn = dict[str, str]
+TITLE_PREFIX = 4
+"""A Finish may not start with the first this-many characters of a title the episode searched."""
+_FENCED = re.compile(r"«([^«»]*)»")
+_SEARCHED = re.compile(r"^Action \d+: Search\[([^\n\]]+)\]", re.MULTILINE)
+_MISSED = re.compile(r"«Could not find .*? Similar: (\[.*\])\.»", re.DOTALL)
+
+
+def step_form(
+    turns: list[Turn],
+    *,
+    no_title_answers: bool,
+    extractive_answers: bool,
+    no_repeated_searches: bool,
+) -> dict[str, Any]:
+    """Return `step_grammar`'s keyword arguments for the step `turns` ask for."""
+    blocked, suggested = search_rules(turns) if no_repeated_searches else ((), ())
+    return {
+        "require_thought": wants_thought(turns),
+        "number": step_number(turns),
+        "not_answers": answer_blocks(turns) if no_title_answers else (),
+        "observations": observations(turns) if extractive_answers else None,
+        "question": question(turns),
+        "not_searches": blocked,
+        "suggested_searches": suggested,
+    }
+
+
+def wants_thought(turns: list[Turn]) -> bool:
+    """Whether the prompt's own steps (the exemplars) have thoughts: ReAct, not Act-only."""
+    return any(t["role"] == "assistant" and t["content"].startswith("Thought") for t in turns)
+
+
+def question(turns: list[Turn]) -> str:
+    """Return the episode's question ("" when there is none)."""
+    asked = _question_turn(turns)
+    return "" if asked is None else turns[asked]["content"].rpartition("Question:")[2].strip()
+
+
+def observations(turns: list[Turn]) -> tuple[str, ...]:
+    """Return the page text of every observation since the episode's question."""
+    return tuple(
+        text
+        for turn in _episode_turns(turns, "user") or []
+        for text in _FENCED.findall(turn["content"])
+        if text.strip()
+    )
+
+
+def step_number(turns: list[Turn]) -> int | None:
+    """Return the number of the step asked for: 1 + the model's steps since the question."""
+    steps = _episode_turns(turns)
+    return None if steps is None else len(steps) + 1
+
+
+def answer_blocks(turns: list[Turn]) -> tuple[str, ...]:
+    """Return how a Finish copying a title this episode searched would start.
+
+    The first `TITLE_PREFIX` characters of each title (without a leading "The"): blocking
+    only the whole title, the model wrote a near copy (`Finish[Pragavala]` for Prague).
+    """
+    prefixes = {p for title in _searched(turns) for p in _prefixes(title)}  # case is ignored
+    return tuple(sorted(p for p in prefixes if p.strip()))
+
+
+def search_rules(turns: list[Turn]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Return how a new Search may not start, and the titles it may name all the same.
+
+    Every title the episode searched blocks its first `TITLE_PREFIX` characters: Gemma 3
+    270M otherwise searches "The Magic Flutist", "TheMagicFlute", ... once the exact title is
+    refused, or after "Could not find Harvard" tries "Harpers", "Harp". The suggestions of
+    the latest observation, when it is a miss, stay open ("Harvard University"), unless
+    searched already.
+    """
+    searched = _searched(turns)
+    blocked = {p for title in searched for p in _prefixes(title)}
+    latest = _episode_turns(turns, "user") or []
+    missed = _MISSED.search(latest[-1]["content"]) if latest else None
+    suggested: list[str] = []
+    if missed:
+        try:
+            titles = ast.literal_eval(missed.group(1))
+        except (ValueError, SyntaxError):
+            titles = []
+        done = {t.casefold() for t in searched}
+        suggested = [t for t in titles if isinstance(t, str) and t.casefold() not in done]
+    return tuple(sorted(p for p in blocked if p.strip())), tuple(suggested)
+
+
+def _question_turn(turns: list[Turn]) -> int | None:
+    """Return the index of the turn that asks the episode's question (None when there is none)."""
+    asked = [
+        i
+        for i, t in enumerate(turns)
+        if t["role"] == "user"
+        and (t["content"].startswith("Question:") or "\n\nQuestion:" in t["content"])
+    ]
+    return asked[-1] if asked else None
+
+
+def _episode_turns(turns: list[Turn], role: str = "assistant") -> list[Turn] | None:
+    """Return the turns of `role` since the episode's question (None when there is no question)."""
+    asked = _question_turn(turns)
+    if asked is None:
+        return None
+    return [t for t in turns[asked + 1 :] if t["role"] == role]
+
+
+def _searched(turns: list[Turn]) -> tuple[str, ...]:
+    """Return the titles this episode searched, in order."""
+    titles = (
+        t.strip()
+        for turn in _episode_turns(turns) or []
+        for t in _SEARCHED.findall(turn["content"])
+    )
+    return tuple(dict.fromkeys(titles))
+
+
+def _prefixes(title: str) -> tuple[str, str]:
+    """Return how text copying `title` starts: its first characters, with and without "the"."""
+    core = re.sub(r"(?i)^the\s+", "", title.strip())[:TITLE_PREFIX]
+    return core, f"the {core}"
