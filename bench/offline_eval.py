@@ -11,8 +11,9 @@ are less disturbed by other load on a shared machine):
   start like a searched title);
 - `extractive`: + a Finish copies a run of words of the question's type out of the
   observations, preferring those the thought names (`wikireact.answer_spans`);
-- `after`: + a Search may not start like a title searched already, except a miss's
-  suggestions (the shipped default).
+- `searches`: + a Search may not start like a title searched already, except the latest
+  miss's suggestions;
+- `after`: + a thought after page text begins "The Observation says " (the shipped default).
 
 Targets (issue 19) apply to `after`: EM >= 50%, repetition-halted <= 10%, invalid <= 10%,
 seconds per step <= 1.5x `before`'s. Too slow for `make bench` (minutes per configuration).
@@ -44,8 +45,15 @@ CONFIGS = {
         "grammar": True,
         "extractive_answers": False,
         "no_repeated_searches": False,
+        "observation_opening": False,
     },
-    "extractive": {"prompt_variant": "small", "grammar": True, "no_repeated_searches": False},
+    "extractive": {
+        "prompt_variant": "small",
+        "grammar": True,
+        "no_repeated_searches": False,
+        "observation_opening": False,
+    },
+    "searches": {"prompt_variant": "small", "grammar": True, "observation_opening": False},
     "after": {"prompt_variant": "small", "grammar": True},
 }
 

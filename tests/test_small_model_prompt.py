@@ -166,12 +166,25 @@ def test_a_search_may_not_reopen_a_page_but_may_follow_a_miss_suggestion() -> No
     )
     grammar = step_grammar(
         **step_form(
-            turns, no_title_answers=True, extractive_answers=True, no_repeated_searches=True
+            turns,
+            no_title_answers=True,
+            extractive_answers=True,
+            no_repeated_searches=True,
+            observation_opening=True,
         )
     )
     assert '\ntitle ::= "Jupiter" | "Jupiter\'s moons" | [jJ] title-0 |' in grammar
+    assert '\nopening ::= ""\n' in grammar  # after a miss the thought opens freely
     turns = _to_gemma_turns(small_model_prompt.build_messages(QUESTION, [missed, opened], "react"))
     assert search_rules(turns)[1] == ()  # the latest observation is no miss
+    form = step_form(
+        turns,
+        no_title_answers=True,
+        extractive_answers=True,
+        no_repeated_searches=True,
+        observation_opening=True,
+    )
+    assert form["thought_opening"] == "The Observation says "  # after page text, not a miss
 
 
 class _FakeLlama:
@@ -208,6 +221,7 @@ def test_the_local_model_writes_the_thought_then_an_action_narrowed_by_it(
     assert reply.content == "Thought 2: It is 3,776.24 m high.\nAction 2: Finish[3,776.24]"
     (first_prompt, thought_rules), (second_prompt, action_rules) = fake.calls
     assert thought_rules.startswith("root ::= thought\n")  # the thought line alone
+    assert '\nopening ::= "The Observation says "\n' in thought_rules
     # the action continues the same prompt after the thought, and may answer only what it named
     assert second_prompt == first_prompt + "Thought 2: It is 3,776.24 m high.\n"
     assert action_rules.startswith("root ::= action\n")

@@ -87,6 +87,8 @@ class LlamaCppChatModel(BaseChatModel):
     no_repeated_searches: bool = True
     """Under the grammar, a Search may not start like a title this episode searched (the
     latest miss's suggestions aside)."""
+    observation_opening: bool = True
+    """Under the grammar, a thought after page text begins "The Observation says "."""
     _llama: Any = PrivateAttr(default=None)
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
 
@@ -102,6 +104,7 @@ class LlamaCppChatModel(BaseChatModel):
             "no_title_answers": self.no_title_answers,
             "extractive_answers": self.extractive_answers,
             "no_repeated_searches": self.no_repeated_searches,
+            "observation_opening": self.observation_opening,
             "max_tokens": self.max_tokens,
             "n_ctx": self.n_ctx,
         }
@@ -120,6 +123,7 @@ class LlamaCppChatModel(BaseChatModel):
             no_title_answers=self.no_title_answers,
             extractive_answers=self.extractive_answers,
             no_repeated_searches=self.no_repeated_searches,
+            observation_opening=self.observation_opening,
         )
 
     def _generate(

@@ -14,6 +14,9 @@ import re
 from typing import Any
 
 Turn = dict[str, str]
+OBSERVATION_OPENING = "The Observation says "
+"""How a thought after page text begins, as in every exemplar: the model then restates what
+it read (and names the answer) instead of copying its previous thought ("I search Canada.")."""
 TITLE_PREFIX = 4
 """A Finish may not start with the first this-many characters of a title the episode searched."""
 _FENCED = re.compile(r"«([^«»]*)»")
@@ -27,6 +30,7 @@ def step_form(
     no_title_answers: bool,
     extractive_answers: bool,
     no_repeated_searches: bool,
+    observation_opening: bool,
 ) -> dict[str, Any]:
     """Return `step_grammar`'s keyword arguments for the step `turns` ask for."""
     blocked, suggested = search_rules(turns) if no_repeated_searches else ((), ())
@@ -38,7 +42,18 @@ def step_form(
         "question": question(turns),
         "not_searches": blocked,
         "suggested_searches": suggested,
+        "thought_opening": OBSERVATION_OPENING if observation_opening and _has_page(turns) else "",
     }
+
+
+def _has_page(turns: list[Turn]) -> bool:
+    """Whether the latest observation shows page text (not a miss, and there is one)."""
+    latest = _episode_turns(turns, "user") or []
+    return (
+        bool(latest)
+        and _FENCED.search(latest[-1]["content"]) is not None
+        and not _MISSED.search(latest[-1]["content"])
+    )
 
 
 def wants_thought(turns: list[Turn]) -> bool:

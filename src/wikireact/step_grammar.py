@@ -24,7 +24,7 @@ _TEXT = "\\n\\[\\]"
 """Characters no thought or argument may contain (escaped for a GBNF character class)."""
 
 _RULES = f"""
-thought ::= "Thought " number ": " [^{_TEXT}] [^{_TEXT}]{{0,{MAX_THOUGHT_CHARS - 1}}} "\\n"
+thought ::= "Thought " number ": " opening [^{_TEXT}] [^{_TEXT}]{{0,{MAX_THOUGHT_CHARS - 1}}} "\\n"
 action ::= "Action " number ": " ("Search[" title | "Lookup[" argument) "]" | "Action " number ": Finish[" answer "]"
 argument ::= [^{_TEXT} ] [^{_TEXT}]{{0,{MAX_ARGUMENT_CHARS - 1}}}
 rest ::= [^{_TEXT}]{{0,{MAX_ARGUMENT_CHARS - 1}}}
@@ -42,6 +42,7 @@ def step_grammar(
     question: str = "",
     not_searches: Iterable[str] = (),
     suggested_searches: Iterable[str] = (),
+    thought_opening: str = "",
     part: Literal["step", "thought", "action"] = "step",
     thought: str = "",
 ) -> str:
@@ -53,7 +54,8 @@ def step_grammar(
     `observations` (extractive answers), it is a run of their words that fits `question`
     (`wikireact.answer_spans`), and while there is no such run there is no Finish.
     A Search cannot start with any of `not_searches` (a title searched already, or that
-    title with more text glued on), except the `suggested_searches`. `part` asks for only the thought line, or only the
+    title with more text glued on), except the `suggested_searches`. A thought begins with
+    `thought_opening`. `part` asks for only the thought line, or only the
     action after a `thought` already written (whose runs then narrow the answer).
     """
     root = "root ::= thought action" if require_thought else "root ::= thought? action"
@@ -71,7 +73,8 @@ def step_grammar(
     ]
     if suggested:
         searches = searches.replace("title ::= ", f"title ::= {' | '.join(suggested)} | ", 1)
-    return f"{root}\n{rules}\n{numbered}\n{answer or ''}{searches}"
+    opening = f"opening ::= {gbnf_literal(thought_opening)}"
+    return f"{root}\n{rules}\n{numbered}\n{opening}\n{answer or ''}{searches}"
 
 
 def _excluding(name: str, phrases: Iterable[str]) -> str:
