@@ -227,3 +227,21 @@ def test_the_local_model_writes_the_thought_then_an_action_narrowed_by_it(
     assert action_rules.startswith("root ::= action\n")
     answer = next(line for line in action_rules.splitlines() if line.startswith("answer ::="))
     assert answer.count("|") == 0  # one start: the run at "3,776.24", not "1708"
+
+
+def test_the_local_model_decodes_cot_and_standard_prompts_freely(monkeypatch: Any) -> None:
+    from wikireact import local_model
+    from wikireact.eval.baselines import cot_messages, extract_answer, standard_messages
+
+    monkeypatch.setattr(local_model, "_grammar", lambda **form: step_grammar(**form))
+    monkeypatch.setattr(local_model, "_chat_prompt", lambda turns: "PROMPT|")
+    for messages, reply in (
+        (cot_messages("Who?"), "Thought: He did. So the answer is Ed Wood."),
+        (standard_messages("Who?"), "Answer: Ed Wood"),
+    ):
+        fake = _FakeLlama([reply])
+        model = local_model.LlamaCppChatModel(model_path="unused.gguf")
+        model._llama = fake
+        text = str(model.invoke(messages).content)
+        assert [grammar for _, grammar in fake.calls] == [None]  # no step grammar: not a step
+        assert extract_answer(text) == "Ed Wood"

@@ -32,7 +32,7 @@ from pydantic import ConfigDict, PrivateAttr
 
 from wikireact.errors import ModelConfigurationError
 from wikireact.paths import cache_dir
-from wikireact.step_form import step_form, wants_thought
+from wikireact.step_form import is_step_prompt, step_form, wants_thought
 
 CONTEXT_TOKENS = 8192
 LOCAL_MAX_TOKENS = 160
@@ -143,7 +143,7 @@ class LlamaCppChatModel(BaseChatModel):
             "seed": int(kwargs.get("seed", 0)),
         }
         with self._lock:  # a llama.cpp context serves one call at a time
-            if not self.grammar:
+            if not self.grammar or not is_step_prompt(turns):  # CoT, direct answers: free
                 text, output_tokens = _decode(client, prompt, None, budget, sampling)
             elif not wants_thought(turns):
                 grammar = _grammar(part="step", **self._step_form(turns))

@@ -19,6 +19,7 @@ OBSERVATION_OPENING = "The Observation says "
 it read (and names the answer) instead of copying its previous thought ("I search Canada.")."""
 TITLE_PREFIX = 4
 """A Finish may not start with the first this-many characters of a title the episode searched."""
+_ACTION_LINE = re.compile(r"^Action \d+: ", re.MULTILINE)
 _FENCED = re.compile(r"«([^«»]*)»")
 _SEARCHED = re.compile(r"^Action \d+: Search\[([^\n\]]+)\]", re.MULTILINE)
 _MISSED = re.compile(r"«Could not find .*? Similar: (\[.*\])\.»", re.DOTALL)
@@ -54,6 +55,11 @@ def _has_page(turns: list[Turn]) -> bool:
         and _FENCED.search(latest[-1]["content"]) is not None
         and not _MISSED.search(latest[-1]["content"])
     )
+
+
+def is_step_prompt(turns: list[Turn]) -> bool:
+    """Whether the prompt's own answers are ReAct/Act steps (`Action N: ...`), not CoT or direct answers."""
+    return any(t["role"] == "assistant" and _ACTION_LINE.search(t["content"]) for t in turns)
 
 
 def wants_thought(turns: list[Turn]) -> bool:
