@@ -134,3 +134,29 @@ def test_concurrent_first_use_leaves_stdout_and_stderr_working(data_dir: Path) -
     assert done.returncode == 0, done.stderr[-2000:]
     assert "stdout works after 4 concurrent first uses" in done.stdout
     assert "stderr works" in done.stderr
+
+
+def test_the_lazy_grammar_decodes_exactly_what_the_full_grammar_does() -> None:
+    from llama_cpp import LlamaGrammar, LogitsProcessorList
+
+    from wikireact.lazy_grammar import LazyGrammar
+    from wikireact.local_model import _chat_prompt, _to_gemma_turns, load_local_model
+    from wikireact.small_model_prompt import build_messages
+    from wikireact.step_grammar import step_grammar
+
+    client = load_local_model()._client()
+    grammar = step_grammar(require_thought=True, number=1, not_searches=["Mona"])
+    prompt = _chat_prompt(_to_gemma_turns(build_messages("Who painted the Mona Lisa?", [])))
+
+    def decode(**constraint: object) -> str:
+        out = client.create_completion(prompt=prompt, max_tokens=40, temperature=0.0, **constraint)
+        return str(out["choices"][0]["text"])
+
+    full = decode(grammar=LlamaGrammar.from_string(grammar, verbose=False))
+    lazy_grammar = LazyGrammar(client, grammar)
+    try:
+        lazy = decode(logits_processor=LogitsProcessorList([lazy_grammar]))
+    finally:
+        lazy_grammar.close()
+    assert lazy == full and re.match(r"Thought 1: [^\n]+\nAction 1: ", full)
+    assert "Search[Mona" not in full  # the grammar held (the model's favourite was refused)

@@ -37,6 +37,7 @@ LAYERS: list[tuple[str, ...]] = [
         "answer_spans",
         "step_form",
         "step_grammar",
+        "lazy_grammar",
         "models",
         "local_model",
         "scripted",

@@ -31,6 +31,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import ConfigDict, PrivateAttr
 
 from wikireact.errors import ModelConfigurationError
+from wikireact.lazy_grammar import LazyGrammar
 from wikireact.paths import cache_dir
 from wikireact.step_form import is_step_prompt, step_form, wants_thought
 
@@ -193,33 +194,51 @@ def _load_llama(model_path: str, n_ctx: int) -> Any:
 
 
 @functools.lru_cache(maxsize=64)
-def _grammar(**form: Any) -> Any:
-    """Return the step grammar (`step_grammar`'s keyword arguments) as a `LlamaGrammar`."""
-    from llama_cpp import LlamaGrammar
-
+def _grammar(**form: Any) -> str:
+    """Return the step grammar's GBNF text (`step_grammar`'s keyword arguments), built once."""
     from wikireact.step_grammar import step_grammar
 
-    return LlamaGrammar.from_string(step_grammar(**form), verbose=False)
+    return step_grammar(**form)
 
 
 def _decode(
-    client: Any, prompt: str, grammar: Any, max_tokens: int, sampling: dict[str, Any]
+    client: Any, prompt: str, grammar: str | None, max_tokens: int, sampling: dict[str, Any]
 ) -> tuple[str, int]:
     """Continue `prompt` (greedy unless `sampling` says otherwise); return the text and its tokens.
 
     Decoding stops at the first complete action: a step is one action (tiny models ramble on).
     """
     text, tokens = "", 0
-    chunks = client.create_completion(
-        prompt=prompt, max_tokens=max_tokens, grammar=grammar, stream=True, **sampling
-    )
-    for chunk in chunks:
-        text += chunk["choices"][0]["text"]
-        tokens += 1
-        if has_complete_action(text):
-            break
-    chunks.close()
+    constraint = _constraint(client, grammar, float(sampling["temperature"]))
+    try:
+        chunks = client.create_completion(
+            prompt=prompt, max_tokens=max_tokens, stream=True, **constraint, **sampling
+        )
+        for chunk in chunks:
+            text += chunk["choices"][0]["text"]
+            tokens += 1
+            if has_complete_action(text):
+                break
+        chunks.close()
+    finally:
+        for processor in constraint.get("logits_processor", []):
+            processor.close()
     return text, tokens
+
+
+def _constraint(client: Any, grammar: str | None, temperature: float) -> dict[str, Any]:
+    """Return `create_completion`'s arguments that keep decoding within `grammar`.
+
+    Greedy decoding checks the preferred token first (`wikireact.lazy_grammar`); sampling
+    hands the grammar to llama-cpp-python, which filters the whole vocabulary every token.
+    """
+    if grammar is None:
+        return {}
+    from llama_cpp import LlamaGrammar, LogitsProcessorList
+
+    if temperature == 0:
+        return {"logits_processor": LogitsProcessorList([LazyGrammar(client, grammar)])}
+    return {"grammar": LlamaGrammar.from_string(grammar, verbose=False)}
 
 
 def _chat_prompt(turns: list[dict[str, str]]) -> str:
