@@ -17,6 +17,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+_SHORTLISTS = (64, 4096)
+
 
 class LazyGrammar:
     """A logits processor that leaves only the most likely token the grammar allows.
@@ -49,9 +51,9 @@ class LazyGrammar:
                 self._llama_cpp.llama_sampler_accept(self._sampler, int(token))
         self._seen = len(input_ids)
         best = int(np.argmax(scores))
-        if not self._allows(best, float(scores[best])):
-            allowed = self._apply_to_all(scores)
-            best = int(np.argmax(allowed))
+        if self._allows(best, float(scores[best])):
+            return scores  # greedy decoding takes the most likely token: this one
+        best = self._best_allowed(scores)
         chosen = np.full_like(scores, -np.inf)
         chosen[best] = scores[best]
         return chosen
@@ -68,14 +70,27 @@ class LazyGrammar:
         self._apply(self._one, 1)
         return math.isfinite(self._one[0].logit)
 
-    def _apply_to_all(self, scores: npt.NDArray[np.single]) -> npt.NDArray[np.single]:
-        """Return `scores` with every token the grammar does not allow at minus infinity."""
-        data = (self._llama_cpp.llama_token_data * self._n_vocab)()
-        view = np.ctypeslib.as_array(data)
-        view["id"] = np.arange(self._n_vocab, dtype=np.intc)
-        view["logit"] = scores
-        self._apply(data, self._n_vocab)
-        return np.array(view["logit"], dtype=np.single)
+    def _best_allowed(self, scores: npt.NDArray[np.single]) -> int:
+        """Return the most likely token the grammar allows.
+
+        The grammar looks at the 64 most likely tokens, then the 4,096 most likely, and
+        only then at the whole vocabulary: the best allowed token among the most likely
+        ones is the best allowed token of all.
+        """
+        for size in (*(k for k in _SHORTLISTS if k < self._n_vocab), self._n_vocab):
+            if size < self._n_vocab:
+                ids = np.argpartition(-scores, size - 1)[:size].astype(np.intc)
+            else:
+                ids = np.arange(self._n_vocab, dtype=np.intc)
+            data = (self._llama_cpp.llama_token_data * size)()
+            view = np.ctypeslib.as_array(data)
+            view["id"], view["logit"] = ids, scores[ids]
+            self._apply(data, size)
+            if np.isfinite(view["logit"]).any():
+                return int(ids[int(np.argmax(view["logit"]))])
+        raise RuntimeError(
+            "the grammar allows no token"
+        )  # llama.cpp ends a complete grammar with EOS
 
     def _apply(self, data: Any, size: int) -> None:
         """Run the grammar sampler over `size` candidates in `data`."""
