@@ -170,3 +170,28 @@ def test_crash_between_saved_writes_and_next_checkpoint(tmp_path: Path, wiki: Me
         "Lookup[born]",
         "Finish[yes]",
     ]
+
+
+def test_run_to_end_returns_the_same_output_run_resumed_or_found_ended(
+    tmp_path: Path, wiki: MemorySource
+) -> None:
+    """What the eval records: the output values, whichever way `run_to_end` got them."""
+    from wikireact.errors import ModelCallError
+    from wikireact.graph import OUTPUT_KEYS, run_to_end
+    from wikireact.threads import ThreadStore
+
+    store = ThreadStore(tmp_path / "t.db")
+    try:
+        failing = ScriptedChatModel(outputs=GOOD_RUN, errors={2: RuntimeError("down")})
+        with pytest.raises(ModelCallError):
+            run_to_end(build_graph(store.saver, model=failing, wiki=wiki), QUESTION, thread("a"))
+        graph = build_graph(store.saver, model=ScriptedChatModel(outputs=GOOD_RUN), wiki=wiki)
+        resumed = run_to_end(graph, QUESTION, thread("a"))
+        found = run_to_end(graph, QUESTION, thread("a"))
+        straight = run_to_end(graph, QUESTION, thread("b"))
+        values = graph.get_state(thread("a")).values
+    finally:
+        store.close()
+    assert set(resumed) == set(OUTPUT_KEYS) and resumed["answer"] == "yes"
+    assert resumed == found == {key: values[key] for key in OUTPUT_KEYS}
+    assert resumed["trajectory"] == straight["trajectory"] and resumed["steps"] == 4

@@ -19,6 +19,7 @@ LAYERS: list[tuple[str, ...]] = [
         "state",
         "context",
         "sqlite_files",
+        "wal_checkpoints",
         "runlock",
         "compact",
         "pgcluster",

@@ -30,6 +30,11 @@ from wikireact.state import InputState, OutputState, State, episode_ended
 from wikireact.wiki.base import WikiSource
 from wikireact.wiki.factory import open_source
 
+OUTPUT_KEYS = tuple(OutputState.__annotations__)
+"""The channels `invoke` returns (the output schema)."""
+SAVE_THREADS = 1
+"""`max_concurrency` of `run_to_end`'s runs: the threads LangGraph saves checkpoints on."""
+
 
 def route_after_parse(state: State) -> Literal["act", "observe"]:
     """Execute only a valid Search/Lookup that is not a repeat (parse left its kind open)."""
@@ -98,18 +103,31 @@ def run_to_end(
     config: RunnableConfig,
     context: Context | None = None,
 ) -> dict[str, Any]:
-    """Start the thread's episode, or resume it if it has not ended; return its final state.
+    """Start the thread's episode, or resume it if it has not ended; return its final output.
 
-    Checkpoints are saved with durability "sync". Resumption is decided by the episode's
-    status (`episode_ended`), not by `StateSnapshot.next`, which is empty after a crash
-    between a node's saved writes and the next checkpoint.
+    The output is the episode's values of the output schema (`OutputState`: answer, status,
+    steps, trajectory, usage, audit), as `invoke` returns them; for an episode that had
+    already ended, the same values read from its last checkpoint (the full state is
+    `graph.get_state(config).values`). Checkpoints are saved with durability "sync". Resumption
+    is decided by the episode's status (`episode_ended`), not by `StateSnapshot.next`,
+    which is empty after a crash between a node's saved writes and the next checkpoint.
+
+    LangGraph saves a superstep's writes and checkpoint on a thread pool it creates per
+    run; `SAVE_THREADS` (one) makes them run in order on one thread, started once, instead
+    of two or three (bench/eval_throughput.py). One is enough because `invoke` does not
+    stream: a streaming run (`custom`, `messages`) parks a waiter on that pool and needs more.
     """
     values = graph.get_state(config).values
-    if not values:
-        graph.invoke({"question": question}, config, context=context, durability="sync")
-    elif not episode_ended(values):
-        graph.invoke(None, config, context=context, durability="sync")
-    return dict(graph.get_state(config).values)
+    if values and episode_ended(values):
+        return {key: values[key] for key in OUTPUT_KEYS if key in values}
+    return dict(
+        graph.invoke(
+            None if values else {"question": question},
+            {**config, "max_concurrency": SAVE_THREADS},
+            context=context,
+            durability="sync",
+        )
+    )
 
 
 builder = make_builder()

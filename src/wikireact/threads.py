@@ -30,6 +30,7 @@ from wikireact.thread_settings import (
     decode_snapshot_id,
     encode_settings,
 )
+from wikireact.wal_checkpoints import WalCheckpointer
 
 SCHEMA_VERSION = 1
 MARKER_TABLES = frozenset({"wikireact_threads"})
@@ -156,6 +157,8 @@ class ThreadStore:
             # moment (bench/kill_resume.py); only a power cut may lose the last commits.
             self.conn.execute("PRAGMA journal_mode=WAL")
             self.conn.execute("PRAGMA synchronous=NORMAL")
+            # The log is folded into the file by a background thread, not inside a commit.
+            self._wal = WalCheckpointer(path, self.conn)
             self.conn.execute(_SCHEMA)
             self.conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             self.conn.commit()
@@ -223,4 +226,5 @@ class ThreadStore:
 
     def close(self) -> None:
         """Close the file."""
+        self._wal.close()
         self.conn.close()

@@ -370,10 +370,13 @@ def run_in_directory(
         def one(item: Any, seed: int) -> None:
             record = run_method(config.method, item, seed, method_settings)
             record["category"] = categorize(record, item.pages)
+            line = json.dumps(record, ensure_ascii=False) + "\n"
             with lock:
-                sink.write(json.dumps(record, ensure_ascii=False) + "\n")
+                sink.write(line)
                 sink.flush()
-                os.fsync(sink.fileno())
+            # Outside the lock: questions finishing together wait for one disk flush, not a
+            # queue of them; the record is on disk when this returns (its bytes were written).
+            os.fsync(sink.fileno())
             if on_record:
                 on_record(record)
 

@@ -1,0 +1,77 @@
+"""A checkpoint file's write-ahead log is folded in by a background thread, not by a commit."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+from support import PAGES
+
+from wikireact import Context, MemorySource, ScriptedChatModel, build_graph
+from wikireact.scripted import ScriptOutput
+from wikireact.threads import ThreadStore
+from wikireact.wal_checkpoints import fold_while_open
+
+SCRIPT: list[ScriptOutput] = [
+    "Thought: look.\nAction: Search[Ed Wood]",
+    "Thought: done.\nAction: Finish[1924]",
+]
+
+
+def wal_threads(path: Path) -> list[threading.Thread]:
+    """The background threads folding `path`'s log."""
+    return [t for t in threading.enumerate() if t.name == f"wikireact-wal {path}"]
+
+
+def run_episodes(store: ThreadStore, count: int, prefix: str = "t") -> None:
+    graph = build_graph(
+        store.saver, model=ScriptedChatModel(outputs=SCRIPT), wiki=MemorySource(PAGES)
+    )
+    for i in range(count):
+        out = graph.invoke(
+            {"question": "When was Ed Wood born?"},
+            {"configurable": {"thread_id": f"{prefix}{i}"}},
+            context=Context(max_steps=5),
+            durability="sync",
+        )
+        assert out["answer"] == "1924"
+
+
+def test_commits_leave_the_log_to_the_background_thread(tmp_path: Path) -> None:
+    path = tmp_path / "threads.db"
+    store = ThreadStore(path)
+    try:
+        assert store.conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 0
+        empty = path.stat().st_size
+        run_episodes(store, 20)
+        deadline = time.monotonic() + 10
+        while path.stat().st_size == empty and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert path.stat().st_size > empty, "nothing folded the log into the database file"
+        run_episodes(store, 1, "later")  # commits keep working while the thread folds the log
+    finally:
+        store.close()
+    assert not wal_threads(path)
+
+
+def test_close_stops_the_thread_and_the_file_reads_back(tmp_path: Path) -> None:
+    path = tmp_path / "threads.db"
+    store = ThreadStore(path)
+    assert len(wal_threads(path)) == 1
+    run_episodes(store, 3)
+    store.close()
+    assert not wal_threads(path)
+    reopened = ThreadStore(path)
+    try:
+        graph = build_graph(reopened.saver)
+        values = graph.get_state({"configurable": {"thread_id": "t2"}}).values
+        assert values["answer"] == "1924" and values["steps"] == 2
+    finally:
+        reopened.close()
+
+
+def test_a_removed_file_ends_the_thread_and_is_not_recreated(tmp_path: Path) -> None:
+    gone = tmp_path / "gone.db"
+    fold_while_open(gone, threading.Event(), 0.01)  # returns: nothing to fold, ever
+    assert not gone.exists()
