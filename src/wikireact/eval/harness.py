@@ -24,6 +24,7 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from dataclasses import dataclass, fields
+from functools import cache
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
@@ -140,6 +141,7 @@ class EvalConfig:
             raise EvalError(str(exc)) from None
 
 
+@cache  # installed versions do not change while the process runs (reading them costs ms)
 def _versions() -> dict[str, str]:
     out = {"python": platform.python_version()}
     for name in ("wikireact", "langgraph", "langchain-core", "langchain-groq", "wikipedia"):
@@ -393,7 +395,7 @@ def run_in_directory(
     wanted = {(item.id, seed) for seed in range(config.seeds) for item in items}
     records = [r for key, r in read_records(records_path).items() if key in wanted]
     report: dict[str, Any] = {
-        "settings": {**settings, "versions": _versions()},
+        "settings": {**settings, "versions": dict(_versions())},
         "metrics": summarize(records),
     }
     if isinstance(chat_model, CachedChatModel):

@@ -225,7 +225,7 @@ def run_shared_eval(
             store,
             run,
             run_identity(settings),
-            {**settings, "versions": _versions(), "run": run},
+            {**settings, "versions": dict(_versions()), "run": run},
             total,
         )
         method_settings = prepared.method_settings(store.saver, thread_prefix=f"{run}/")
