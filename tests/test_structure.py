@@ -50,6 +50,7 @@ LAYERS: list[tuple[str, ...]] = [
         "threads_postgres",
     ),
     ("nodes",),
+    ("react_graph",),
     ("graph",),
     ("eval", "history"),
     ("cli", "__main__"),

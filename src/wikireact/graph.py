@@ -25,6 +25,7 @@ from wikireact.context import Context
 from wikireact.exemplars import EpisodeExemplar
 from wikireact.models import load_chat_model
 from wikireact.nodes import act, observe, parse, reason
+from wikireact.react_graph import SAVE_THREADS, ReActGraph, as_react_graph
 from wikireact.resources import Resources
 from wikireact.state import InputState, OutputState, State, episode_ended
 from wikireact.wiki.base import WikiSource
@@ -32,8 +33,6 @@ from wikireact.wiki.factory import open_source
 
 OUTPUT_KEYS = tuple(OutputState.__annotations__)
 """The channels `invoke` returns (the output schema)."""
-SAVE_THREADS = 1
-"""`max_concurrency` of `run_to_end`'s runs: the threads LangGraph saves checkpoints on."""
 
 
 def route_after_parse(state: State) -> Literal["act", "observe"]:
@@ -76,8 +75,8 @@ def build_graph(
     wiki: WikiSource | str | None = None,
     interrupt_before: list[str] | None = None,
     exemplars: tuple[EpisodeExemplar, ...] | None = None,
-) -> CompiledStateGraph[State, Context, InputState, OutputState]:
-    """Compile the ReAct graph.
+) -> ReActGraph:
+    """Compile the ReAct graph (its `invoke` saves checkpoints on one thread: `ReActGraph`).
 
     Args:
         checkpointer: e.g. `SqliteSaver(conn)`; makes every episode a resumable thread.
@@ -92,8 +91,10 @@ def build_graph(
         wiki=open_source(wiki) if isinstance(wiki, str) else wiki,
         exemplars=exemplars,
     )
-    return make_builder(resources).compile(
-        checkpointer=checkpointer, interrupt_before=interrupt_before, name="wikireact"
+    return as_react_graph(
+        make_builder(resources).compile(
+            checkpointer=checkpointer, interrupt_before=interrupt_before, name="wikireact"
+        )
     )
 
 
@@ -112,10 +113,8 @@ def run_to_end(
     is decided by the episode's status (`episode_ended`), not by `StateSnapshot.next`,
     which is empty after a crash between a node's saved writes and the next checkpoint.
 
-    LangGraph saves a superstep's writes and checkpoint on a thread pool it creates per
-    run; `SAVE_THREADS` (one) makes them run in order on one thread, started once, instead
-    of two or three (bench/eval_throughput.py). One is enough because `invoke` does not
-    stream: a streaming run (`custom`, `messages`) parks a waiter on that pool and needs more.
+    The run saves on one thread (`SAVE_THREADS`, see `wikireact.react_graph`), whichever
+    compiled graph it is given.
     """
     values = graph.get_state(config).values
     if values and episode_ended(values):
