@@ -112,6 +112,20 @@ def write_script(
     return f"scripted:{path}"
 
 
+def ask_args(
+    snapshot: Path, tmp_path: Path, outputs: Sequence[Any], name: str = "script.json"
+) -> list[str]:
+    """Return `wikireact ask QUESTION` arguments with a scripted model and `snapshot` as Wikipedia."""
+    return [
+        "ask",
+        QUESTION,
+        "--model",
+        write_script(tmp_path, outputs, name),
+        "--wiki",
+        str(snapshot),
+    ]
+
+
 def write_snapshot(path: Path, pages: Mapping[str, str] = PAGES) -> Path:
     """Build a snapshot file at `path` holding `pages` (title -> text), as `snapshot import` does."""
     jsonl = path.with_suffix(".jsonl")

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from support import GOOD_RUN, PAGES, QUESTION, flat, write_script
+from support import GOOD_RUN, PAGES, QUESTION, ask_args, flat, write_script
 from typer.testing import CliRunner
 
 from wikireact.cli.app import app
@@ -125,12 +125,7 @@ def test_model_down_then_resume_finishes(tmp_path: Path, snapshot_db: Path) -> N
     first = runner.invoke(
         app,
         [
-            "ask",
-            QUESTION,
-            "--model",
-            write_script(tmp_path, GOOD_RUN[:2], "short.json"),
-            "--wiki",
-            str(snapshot_db),
+            *ask_args(snapshot_db, tmp_path, GOOD_RUN[:2], "short.json"),
             "--thread-id",
             "t2",
             "--json",
@@ -157,12 +152,7 @@ def test_resume_keeps_the_starting_settings(tmp_path: Path, snapshot_db: Path) -
     first = runner.invoke(
         app,
         [
-            "ask",
-            QUESTION,
-            "--model",
-            write_script(tmp_path, loop[:2], "loop2.json"),
-            "--wiki",
-            str(snapshot_db),
+            *ask_args(snapshot_db, tmp_path, loop[:2], "loop2.json"),
             "--max-steps",
             "3",
             "--thread-id",
@@ -180,12 +170,7 @@ def test_resume_keeps_the_starting_settings(tmp_path: Path, snapshot_db: Path) -
 
 def test_duplicate_thread_id_is_refused(tmp_path: Path, snapshot_db: Path) -> None:
     args = [
-        "ask",
-        QUESTION,
-        "--model",
-        write_script(tmp_path, GOOD_RUN),
-        "--wiki",
-        str(snapshot_db),
+        *ask_args(snapshot_db, tmp_path, GOOD_RUN),
         "--thread-id",
         "dup",
     ]
@@ -227,12 +212,7 @@ def test_history_lists_checkpoints_and_steps(tmp_path: Path, snapshot_db: Path) 
     runner.invoke(
         app,
         [
-            "ask",
-            QUESTION,
-            "--model",
-            write_script(tmp_path, GOOD_RUN),
-            "--wiki",
-            str(snapshot_db),
+            *ask_args(snapshot_db, tmp_path, GOOD_RUN),
             "--thread-id",
             "h1",
         ],
@@ -317,12 +297,7 @@ def test_corrupt_or_newer_checkpoint_files_are_refused(tmp_path: Path, snapshot_
         result = runner.invoke(
             app,
             [
-                "ask",
-                QUESTION,
-                "--model",
-                write_script(tmp_path, GOOD_RUN),
-                "--wiki",
-                str(snapshot_db),
+                *ask_args(snapshot_db, tmp_path, GOOD_RUN),
                 "--db",
                 str(db),
             ],

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-from support import GOOD_RUN, QUESTION, flat, write_script
+from support import GOOD_RUN, QUESTION, ask_args, flat, write_script
 from typer.testing import CliRunner
 
 from wikireact.cli.app import app
@@ -36,12 +36,7 @@ def test_model_down_hint_names_the_db_and_works_as_printed(
     first = runner.invoke(
         app,
         [
-            "ask",
-            QUESTION,
-            "--model",
-            write_script(tmp_path, GOOD_RUN[:2], "short.json"),
-            "--wiki",
-            str(snapshot_db),
+            *ask_args(snapshot_db, tmp_path, GOOD_RUN[:2], "short.json"),
             "--db",
             str(db),
             "--thread-id",
@@ -102,12 +97,7 @@ def test_resume_recaps_the_question_and_steps(tmp_path: Path, snapshot_db: Path)
     runner.invoke(
         app,
         [
-            "ask",
-            QUESTION,
-            "--model",
-            write_script(tmp_path, GOOD_RUN[:2], "short.json"),
-            "--wiki",
-            str(snapshot_db),
+            *ask_args(snapshot_db, tmp_path, GOOD_RUN[:2], "short.json"),
             "--thread-id",
             "r1",
         ],
@@ -129,12 +119,7 @@ def budget_run(tmp_path: Path, snapshot_db: Path) -> None:
     result = runner.invoke(
         app,
         [
-            "ask",
-            QUESTION,
-            "--model",
-            write_script(tmp_path, GOOD_RUN),
-            "--wiki",
-            str(snapshot_db),
+            *ask_args(snapshot_db, tmp_path, GOOD_RUN),
             "--thread-id",
             "b1",
             "--max-steps",
@@ -171,12 +156,7 @@ def test_resume_of_a_finished_thread_with_more_budget_says_why_not(
     runner.invoke(
         app,
         [
-            "ask",
-            QUESTION,
-            "--model",
-            write_script(tmp_path, GOOD_RUN),
-            "--wiki",
-            str(snapshot_db),
+            *ask_args(snapshot_db, tmp_path, GOOD_RUN),
             "--thread-id",
             "f1",
         ],
@@ -191,12 +171,7 @@ def test_history_is_a_transcript_then_checkpoints_that_resume_accepts(
     runner.invoke(
         app,
         [
-            "ask",
-            QUESTION,
-            "--model",
-            write_script(tmp_path, GOOD_RUN),
-            "--wiki",
-            str(snapshot_db),
+            *ask_args(snapshot_db, tmp_path, GOOD_RUN),
             "--thread-id",
             "h1",
         ],
@@ -237,12 +212,7 @@ def test_hint_for_an_odd_thread_id_works_as_printed(tmp_path: Path, snapshot_db:
     first = runner.invoke(
         app,
         [
-            "ask",
-            QUESTION,
-            "--model",
-            write_script(tmp_path, GOOD_RUN[:2], "short.json"),
-            "--wiki",
-            str(snapshot_db),
+            *ask_args(snapshot_db, tmp_path, GOOD_RUN[:2], "short.json"),
             f"--thread-id={odd}",
             "--db",
             str(tmp_path / "t.db"),

@@ -10,7 +10,7 @@ import unicodedata
 from pathlib import Path
 
 import pytest
-from support import GOOD_RUN, QUESTION, flat, write_script
+from support import GOOD_RUN, QUESTION, ask_args, flat, write_script
 from typer.testing import CliRunner
 
 from wikireact.cli.app import app
@@ -46,12 +46,7 @@ def test_user_text_in_errors_is_shown_literally(
     runner.invoke(
         app,
         [
-            "ask",
-            QUESTION,
-            "--model",
-            write_script(tmp_path, GOOD_RUN),
-            "--wiki",
-            str(snapshot_db),
+            *ask_args(snapshot_db, tmp_path, GOOD_RUN),
             "--db",
             str(db),
         ],
@@ -68,12 +63,7 @@ def test_user_text_in_errors_is_shown_literally(
 def test_reused_thread_id_hint_names_the_real_id(tmp_path: Path, snapshot_db: Path) -> None:
     db = tmp_path / "other.db"
     args = [
-        "ask",
-        QUESTION,
-        "--model",
-        write_script(tmp_path, GOOD_RUN),
-        "--wiki",
-        str(snapshot_db),
+        *ask_args(snapshot_db, tmp_path, GOOD_RUN),
         "--thread-id",
         "[bold red]boom",
         "--db",
@@ -142,12 +132,7 @@ def test_budget_exhausted_says_no_answer_and_why(tmp_path: Path, snapshot_db: Pa
     result = runner.invoke(
         app,
         [
-            "ask",
-            QUESTION,
-            "--model",
-            write_script(tmp_path, loop),
-            "--wiki",
-            str(snapshot_db),
+            *ask_args(snapshot_db, tmp_path, loop),
             "--max-steps",
             "3",
         ],
@@ -163,12 +148,7 @@ def test_piped_output_is_not_hard_wrapped(tmp_path: Path, snapshot_db: Path) -> 
     result = runner.invoke(
         app,
         [
-            "ask",
-            QUESTION,
-            "--model",
-            write_script(tmp_path, outputs),
-            "--wiki",
-            str(snapshot_db),
+            *ask_args(snapshot_db, tmp_path, outputs),
             "--thread-id",
             "w1",
         ],

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 from langgraph.checkpoint.sqlite import SqliteSaver
-from support import GOOD_RUN, PAGES, QUESTION, flat, thread, write_script
+from support import GOOD_RUN, PAGES, QUESTION, ask_args, flat, thread, write_script
 from typer.testing import CliRunner
 
 from wikireact import MemorySource, ScriptedChatModel, build_graph
@@ -63,12 +63,7 @@ def test_ask_resume_history_on_both_stores(
     first = runner.invoke(
         app,
         [
-            "ask",
-            QUESTION,
-            "--model",
-            write_script(tmp_path, GOOD_RUN[:2], "short.json"),
-            "--wiki",
-            str(snapshot_db),
+            *ask_args(snapshot_db, tmp_path, GOOD_RUN[:2], "short.json"),
             "--thread-id",
             "t2",
             "--json",
@@ -126,12 +121,7 @@ def test_a_running_thread_is_not_resumed_twice(
     first = runner.invoke(
         app,
         [
-            "ask",
-            QUESTION,
-            "--model",
-            write_script(tmp_path, GOOD_RUN[:2], "short.json"),
-            "--wiki",
-            str(snapshot_db),
+            *ask_args(snapshot_db, tmp_path, GOOD_RUN[:2], "short.json"),
             "--thread-id",
             "busy",
             "--db",
@@ -221,12 +211,7 @@ def test_sigkill_then_two_concurrent_resumes_run_the_thread_once(
     reference_db = db_target + "-ref" if not db_target.startswith("postgresql") else db_target
     done = subprocess.run(
         _cli(
-            "ask",
-            QUESTION,
-            "--model",
-            write_script(tmp_path, GOOD_RUN),
-            "--wiki",
-            str(snapshot_db),
+            *ask_args(snapshot_db, tmp_path, GOOD_RUN),
             "--thread-id",
             "ref",
             "--db",
