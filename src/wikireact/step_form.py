@@ -109,7 +109,6 @@ def search_rules(turns: list[Turn]) -> tuple[tuple[str, ...], tuple[str, ...]]:
     searched already.
     """
     searched = _searched(turns)
-    blocked = {p for title in searched for p in _prefixes(title)}
     latest = _episode_turns(turns, "user") or []
     missed = _MISSED.search(latest[-1]["content"]) if latest else None
     suggested: list[str] = []
@@ -120,7 +119,7 @@ def search_rules(turns: list[Turn]) -> tuple[tuple[str, ...], tuple[str, ...]]:
             titles = []
         done = {t.casefold() for t in searched}
         suggested = [t for t in titles if isinstance(t, str) and t.casefold() not in done]
-    return tuple(sorted(p for p in blocked if p.strip())), tuple(suggested)
+    return answer_blocks(turns), tuple(suggested)  # the same starts a Finish may not copy
 
 
 def _question_turn(turns: list[Turn]) -> int | None:

@@ -25,11 +25,12 @@ _TEXT = "\\n\\[\\]"
 
 _RULES = f"""
 thought ::= "Thought " number ": " opening [^{_TEXT}] [^{_TEXT}]{{0,{MAX_THOUGHT_CHARS - 1}}} "\\n"
-action ::= "Action " number ": " ("Search[" title | "Lookup[" argument) "]" | "Action " number ": Finish[" answer "]"
 argument ::= [^{_TEXT} ] [^{_TEXT}]{{0,{MAX_ARGUMENT_CHARS - 1}}}
 rest ::= [^{_TEXT}]{{0,{MAX_ARGUMENT_CHARS - 1}}}
 """
 _TEXT_BREAK = re.compile(r"[\n\[\]]")
+"""What a literal inside an argument may not contain."""
+_ACTION = 'action ::= "Action " number ": " ("Search[" title | "Lookup[" argument) "]"'
 _FINISH = ' | "Action " number ": Finish[" answer "]"'
 
 
@@ -66,27 +67,25 @@ def step_grammar(
         answer: str | None = _excluding("answer", not_answers)
     else:
         answer = answer_rules(observations, not_answers, question=question, thought=thought)
-    rules = _RULES.strip() if answer else _RULES.strip().replace(_FINISH, "")
-    searches = _excluding("title", not_searches)
-    suggested = [
-        gbnf_literal(t) for t in suggested_searches if t.strip() and not _TEXT_BREAK.search(t)
-    ]
-    if suggested:
-        searches = searches.replace("title ::= ", f"title ::= {' | '.join(suggested)} | ", 1)
+    action = _ACTION + (_FINISH if answer else "")  # no Finish while there is nothing to answer
+    searches = _excluding("title", not_searches, also=suggested_searches)
     opening = f"opening ::= {gbnf_literal(thought_opening)}"
-    return f"{root}\n{rules}\n{numbered}\n{opening}\n{answer or ''}{searches}"
+    return f"{root}\n{_RULES.strip()}\n{action}\n{numbered}\n{opening}\n{answer or ''}{searches}"
 
 
-def _excluding(name: str, phrases: Iterable[str]) -> str:
-    """Rules for `name`: a non-empty argument that starts with none of `phrases` (any case).
+def _excluding(name: str, phrases: Iterable[str], also: Iterable[str] = ()) -> str:
+    """Rules for `name`: an argument starting with none of `phrases` (any case), or one of `also`.
 
     A trie of the phrases: at each node the text either follows a branch of the trie, or
     leaves it with any other character (then anything may follow), or ends; the character
     that would complete a phrase is not allowed.
     """
-    kept = sorted({p.lower() for p in phrases if p.strip() and not any(c in p for c in "\n[]")})
+    exact = "".join(
+        f"{gbnf_literal(t)} | " for t in also if t.strip() and not _TEXT_BREAK.search(t)
+    )
+    kept = sorted({p.lower() for p in phrases if p.strip() and not _TEXT_BREAK.search(p)})
     if not kept:
-        return f"{name} ::= argument\n"
+        return f"{name} ::= {exact}argument\n"
     trie: dict[str, dict] = {}
     ends: set[int] = set()
     for phrase in kept:
@@ -109,7 +108,7 @@ def _excluding(name: str, phrases: Iterable[str]) -> str:
         options.append(f"[^{_TEXT}{start}{leave}] rest")
         if depth:
             options.append('""')
-        rules.append(f"{node_name} ::= " + " | ".join(options))
+        rules.append(f"{node_name} ::= {exact if not depth else ''}" + " | ".join(options))
 
     rule(trie, name, 0)
     return "\n".join(rules) + "\n"
