@@ -126,6 +126,20 @@ def ask_args(
     ]
 
 
+def eval_args(dataset: Path, snapshot: Path, script: Path, out: Path) -> list[str]:
+    """Return `wikireact eval DATASET` arguments with a scripted model file and `snapshot`."""
+    return [
+        "eval",
+        str(dataset),
+        "--model",
+        f"scripted:{script}",
+        "--wiki",
+        str(snapshot),
+        "--out",
+        str(out),
+    ]
+
+
 def write_snapshot(path: Path, pages: Mapping[str, str] = PAGES) -> Path:
     """Build a snapshot file at `path` holding `pages` (title -> text), as `snapshot import` does."""
     jsonl = path.with_suffix(".jsonl")

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from support import EVAL_DATA, EVAL_SCRIPT, SpyModel, eval_config
+from support import EVAL_DATA, EVAL_SCRIPT, SpyModel, eval_args, eval_config
 from typer.testing import CliRunner
 
 from wikireact.cli.app import app
@@ -158,14 +158,7 @@ def test_eval_with_a_prompt_file_records_it(files: tuple[Path, Path], tmp_path: 
     result = CliRunner().invoke(
         app,
         [
-            "eval",
-            str(dataset),
-            "--model",
-            f"scripted:{script}",
-            "--wiki",
-            str(snapshot),
-            "--out",
-            str(tmp_path / "cli"),
+            *eval_args(dataset, snapshot, script, tmp_path / "cli"),
             "--prompts",
             str(broken),
         ],
@@ -220,14 +213,7 @@ def test_per_question_scripts(files: tuple[Path, Path], tmp_path: Path) -> None:
     missing = CliRunner().invoke(
         app,
         [
-            "eval",
-            str(dataset),
-            "--model",
-            f"scripted:{script}",
-            "--wiki",
-            str(snapshot),
-            "--out",
-            str(tmp_path / "missing"),
+            *eval_args(dataset, snapshot, script, tmp_path / "missing"),
             "--concurrency",
             "1",
         ],
@@ -250,14 +236,7 @@ def test_progress_lines_when_output_is_piped(files: tuple[Path, Path], tmp_path:
             sys.executable,
             "-m",
             "wikireact",
-            "eval",
-            str(dataset),
-            "--model",
-            f"scripted:{script}",
-            "--wiki",
-            str(snapshot),
-            "--out",
-            str(tmp_path / "o"),
+            *eval_args(dataset, snapshot, script, tmp_path / "o"),
             "--concurrency",
             "1",
         ],

@@ -7,7 +7,7 @@ from dataclasses import fields
 from pathlib import Path
 
 import pytest
-from support import EVAL_SCRIPT, SpyModel, eval_config
+from support import EVAL_SCRIPT, SpyModel, eval_args, eval_config
 from typer.testing import CliRunner, Result
 
 from wikireact.cli.app import app
@@ -39,14 +39,7 @@ def _cli_eval(dataset: Path, snapshot: Path, script: Path, out: Path, *extra: st
     return CliRunner().invoke(
         app,
         [
-            "eval",
-            str(dataset),
-            "--model",
-            f"scripted:{script}",
-            "--wiki",
-            str(snapshot),
-            "--out",
-            str(out),
+            *eval_args(dataset, snapshot, script, out),
             "--concurrency",
             "2",
             *extra,
@@ -142,14 +135,7 @@ def test_resume_accepts_another_concurrency_and_skips_stray_lines(
     resumed = CliRunner().invoke(
         app,
         [
-            "eval",
-            str(dataset),
-            "--model",
-            f"scripted:{script}",
-            "--wiki",
-            str(snapshot),
-            "--out",
-            str(out),
+            *eval_args(dataset, snapshot, script, out),
             "--concurrency",
             "1",
             "--resume",
@@ -212,14 +198,7 @@ def test_duplicate_ids_refused_by_the_cli(files: tuple[Path, Path], tmp_path: Pa
     result = CliRunner().invoke(
         app,
         [
-            "eval",
-            str(dataset),
-            "--model",
-            f"scripted:{script}",
-            "--wiki",
-            str(snapshot),
-            "--out",
-            str(tmp_path / "o"),
+            *eval_args(dataset, snapshot, script, tmp_path / "o"),
         ],
     )
     assert result.exit_code == 2 and "duplicate question ids 'a'" in " ".join(result.stderr.split())
@@ -277,14 +256,7 @@ def test_default_concurrency_is_one_for_the_local_model(
     done = CliRunner().invoke(
         app,
         [
-            "eval",
-            str(dataset),
-            "--model",
-            f"scripted:{script}",
-            "--wiki",
-            str(snapshot),
-            "--out",
-            str(tmp_path / "scripted"),
+            *eval_args(dataset, snapshot, script, tmp_path / "scripted"),
         ],
     )
     assert done.exit_code == 0, done.output
