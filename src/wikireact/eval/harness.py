@@ -38,6 +38,7 @@ from wikireact.eval.categories import categorize
 from wikireact.eval.dataset import Item, file_digest, load_dataset, sample
 from wikireact.eval.methods import EPISODE_METHODS, METHODS, Method, MethodSettings, run_method
 from wikireact.eval.metrics import summarize
+from wikireact.eval.turns import TurnFreeSource, Turns
 from wikireact.exemplars import Need, PromptSet, load_prompts
 from wikireact.graph import build_graph
 from wikireact.model_cache import CachedChatModel, SqliteModelCache, model_identity
@@ -306,11 +307,17 @@ class PreparedRun:
     def method_settings(
         self, saver: BaseCheckpointSaver, thread_prefix: str = ""
     ) -> MethodSettings:
-        """Return what `run_method` needs, with the ReAct graph checkpointed in `saver`."""
+        """Return what `run_method` needs, with the ReAct graph checkpointed in `saver`.
+
+        With more than one worker, the workers compute one at a time and wait for the
+        model and Wikipedia together (`wikireact.eval.turns`).
+        """
+        turns = Turns() if self.config.concurrency > 1 else None
+        source = self.source if turns is None else TurnFreeSource(self.source, turns)
         return MethodSettings(
             model=self.model,
             graph=build_graph(
-                saver, model=self.model, wiki=self.source, exemplars=self.prompts.episodes or None
+                saver, model=self.model, wiki=source, exemplars=self.prompts.episodes or None
             ),
             context=self.context,
             sc_samples=self.config.sc_samples,
@@ -318,6 +325,7 @@ class PreparedRun:
             sampling=self.sampling,
             qa_exemplars=self.prompts.qa or None,
             thread_prefix=thread_prefix,
+            turns=turns,
         )
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -26,6 +27,7 @@ from wikireact.eval.baselines import (
 )
 from wikireact.eval.dataset import Item
 from wikireact.eval.scoring import exact_match, f1_score, is_supported, is_yes_no
+from wikireact.eval.turns import Turns
 from wikireact.exemplars import QaExemplar
 from wikireact.graph import run_to_end
 
@@ -58,6 +60,16 @@ class MethodSettings:
     """Few-shot examples of Standard/CoT; None: wikireact's own."""
     thread_prefix: str = ""
     """Prepended to every thread id (a shared run's name: runs share one database)."""
+    turns: Turns | None = None
+    """The run's compute turn (`wikireact.eval.turns`), given up during every model call."""
+
+    def with_turn(self, config: RunnableConfig) -> RunnableConfig:
+        """Return `config` with the run's turn as a callback (if any), given up in model calls."""
+        return config if self.turns is None else {**config, "callbacks": [self.turns]}
+
+    def computing(self) -> AbstractContextManager[None]:
+        """Return a context that holds the run's turn (if any) while a question is worked on."""
+        return nullcontext() if self.turns is None else self.turns.hold()
 
 
 def thread_id(method: str, seed: int, item: Item) -> str:
@@ -78,18 +90,26 @@ def _episode(
         "metadata": {QUESTION_ID_KEY: item.id},
     }
     context = dataclasses.replace(settings.context, method=graph_method)
-    return run_to_end(settings.graph, item.question, config, context)
+    return run_to_end(settings.graph, item.question, settings.with_turn(config), context)
 
 
 def run_method(method: Method, item: Item, seed: int, settings: MethodSettings) -> dict[str, Any]:
-    """Answer `item` with `method` and score it; the gold answer never reaches the model."""
+    """Answer `item` with `method` and score it; the gold answer never reaches the model.
+
+    The worker holds the run's turn (`MethodSettings.turns`) while it computes.
+    """
+    with settings.computing():
+        return _run_method(method, item, seed, settings)
+
+
+def _run_method(method: Method, item: Item, seed: int, settings: MethodSettings) -> dict[str, Any]:
     start = time.perf_counter()
     stats = CallStats()
     episode: dict[str, Any] = {}
     vote: Vote | None = None
     switched = False
     # The question's id goes with every model call (run metadata), for per-question scripts.
-    model = settings.model.with_config(metadata={QUESTION_ID_KEY: item.id})
+    model = settings.model.with_config(settings.with_turn({"metadata": {QUESTION_ID_KEY: item.id}}))
     if method in ("react", "act", "react-cot-sc"):
         episode = _episode(settings, item, seed, method, "act" if method == "act" else "react")
         answer = episode.get("answer")
