@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -152,6 +154,24 @@ def test_interrupted_run_resumes_to_identical_metrics(
         )
 
 
+def test_a_failed_run_closes_its_thread_store(files: tuple[Path, Path], tmp_path: Path) -> None:
+    dataset, snapshot = files
+    with pytest.raises(Exception, match="model down"):
+        run_eval(
+            eval_config(dataset, snapshot),
+            tmp_path / "run",
+            model=SpyModel(outputs=EVAL_SCRIPT, fail_after=0),
+            wiki=SnapshotSource.open(snapshot),
+        )
+    # The store's WAL-folding thread ends with it, once the questions still running have
+    # stopped (the traceback above still refers to the store: no garbage collection ends it).
+    folding = f"wikireact-wal {tmp_path / 'run' / 'threads.db'}"
+    deadline = time.monotonic() + 10
+    while folding in [t.name for t in threading.enumerate()] and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert folding not in [t.name for t in threading.enumerate()]
+
+
 def test_cot_sc_and_hybrids(files: tuple[Path, Path], tmp_path: Path) -> None:
     dataset, snapshot = files
     votes: list[ScriptOutput] = [
@@ -281,7 +301,6 @@ def test_ctrl_c_in_eval_then_resume(files: tuple[Path, Path], tmp_path: Path) ->
     import signal
     import subprocess
     import sys
-    import time
 
     dataset, snapshot = files
     slow = tmp_path / "slow.json"

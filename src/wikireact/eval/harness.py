@@ -22,7 +22,7 @@ import os
 import platform
 import threading
 from collections.abc import Callable
-from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, fields
 from functools import cache
 from importlib.metadata import PackageNotFoundError, version
@@ -347,6 +347,63 @@ def prepare_run(
     )
 
 
+def _run_questions(
+    prepared: PreparedRun,
+    store: ThreadStore,
+    todo: list[tuple[Item, int]],
+    records_path: Path,
+    on_record: Callable[[dict[str, Any]], None] | None,
+    futures: list[Future[None]],
+) -> None:
+    """Run `todo` concurrently (their futures go into `futures`), appending each record as it comes.
+
+    If a question fails (or Ctrl-C), queued questions are cancelled and the failure raised at
+    once; questions already running go on in the background (`_close_after` closes the store
+    after them, so their checkpoints are saved).
+    """
+    config = prepared.config
+    method_settings = prepared.method_settings(store.saver)
+    lock = threading.Lock()
+    with records_path.open("a", encoding="utf-8") as sink:
+
+        def one(item: Item, seed: int) -> None:
+            record = run_method(config.method, item, seed, method_settings)
+            record["category"] = categorize(record, item.pages)
+            line = json.dumps(record, ensure_ascii=False) + "\n"
+            with lock:
+                sink.write(line)
+                sink.flush()
+            # Outside the lock: questions finishing together wait for one disk flush, not a
+            # queue of them; the record is on disk when this returns (its bytes were written).
+            os.fsync(sink.fileno())
+            if on_record:
+                on_record(record)
+
+        pool = ThreadPoolExecutor(max_workers=config.concurrency)
+        try:
+            futures.extend(pool.submit(one, item, seed) for item, seed in todo)
+            finished, _ = wait(futures, return_when=FIRST_EXCEPTION)
+            failed = [f for f in finished if f.exception() is not None]
+            if failed:
+                raise failed[0].exception()  # type: ignore[misc]
+        finally:
+            pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _close_after(store: ThreadStore, futures: list[Future[None]]) -> None:
+    """Close `store` now if no future is running, else once they have all ended."""
+    running = [f for f in futures if not f.done()]
+    if not running:
+        store.close()
+        return
+
+    def close_when_done() -> None:
+        wait(running)
+        store.close()
+
+    threading.Thread(target=close_when_done, name="wikireact-eval-close", daemon=True).start()
+
+
 def run_in_directory(
     config: EvalConfig,
     out: Path,
@@ -362,44 +419,22 @@ def run_in_directory(
     items, settings, chat_model = prepared.items, prepared.settings, prepared.model
     _prepare_out(out, settings, resume)
     store = ThreadStore(out / "threads.db")
-    method_settings = prepared.method_settings(store.saver)
+    futures: list[Future[None]] = []
     records_path = out / RECORDS
-    done = read_records(records_path)
-    todo = [
-        (item, seed)
-        for seed in range(config.seeds)
-        for item in items
-        if (item.id, seed) not in done
-    ]
-    if on_start:
-        on_start(len(items) * config.seeds, len(items) * config.seeds - len(todo))
-    lock = threading.Lock()
-    _ensure_line_start(records_path)
-    with records_path.open("a", encoding="utf-8") as sink:
-
-        def one(item: Any, seed: int) -> None:
-            record = run_method(config.method, item, seed, method_settings)
-            record["category"] = categorize(record, item.pages)
-            line = json.dumps(record, ensure_ascii=False) + "\n"
-            with lock:
-                sink.write(line)
-                sink.flush()
-            # Outside the lock: questions finishing together wait for one disk flush, not a
-            # queue of them; the record is on disk when this returns (its bytes were written).
-            os.fsync(sink.fileno())
-            if on_record:
-                on_record(record)
-
-        pool = ThreadPoolExecutor(max_workers=config.concurrency)
-        try:
-            futures = [pool.submit(one, item, seed) for item, seed in todo]
-            finished, _ = wait(futures, return_when=FIRST_EXCEPTION)
-            failed = [f for f in finished if f.exception() is not None]
-            if failed:
-                raise failed[0].exception()  # type: ignore[misc]
-        finally:
-            pool.shutdown(wait=False, cancel_futures=True)
-    store.close()
+    try:
+        done = read_records(records_path)
+        todo = [
+            (item, seed)
+            for seed in range(config.seeds)
+            for item in items
+            if (item.id, seed) not in done
+        ]
+        if on_start:
+            on_start(len(items) * config.seeds, len(items) * config.seeds - len(todo))
+        _ensure_line_start(records_path)
+        _run_questions(prepared, store, todo, records_path, on_record, futures)
+    finally:
+        _close_after(store, futures)
     wanted = {(item.id, seed) for seed in range(config.seeds) for item in items}
     records = [r for key, r in read_records(records_path).items() if key in wanted]
     report: dict[str, Any] = {
