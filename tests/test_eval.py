@@ -154,6 +154,25 @@ def test_interrupted_run_resumes_to_identical_metrics(
         )
 
 
+def test_a_failed_run_raises_once_no_question_runs(
+    files: tuple[Path, Path], tmp_path: Path
+) -> None:
+    dataset, snapshot = files
+    # Four questions start together; the third and fourth first calls fail while the first
+    # two are still waiting 0.3 s for their model calls.
+    model = SpyModel(outputs=EVAL_SCRIPT, fail_after=2, delay_s=0.3)
+    with pytest.raises(Exception, match="model down"):
+        run_eval(
+            eval_config(dataset, snapshot, concurrency=4),
+            tmp_path / "run",
+            model=model,
+            wiki=SnapshotSource.open(snapshot),
+        )
+    calls = len(model.calls)
+    time.sleep(0.5)
+    assert len(model.calls) == calls  # no question of the failed run goes on behind the caller
+
+
 def test_a_failed_run_closes_its_thread_store(files: tuple[Path, Path], tmp_path: Path) -> None:
     dataset, snapshot = files
     with pytest.raises(Exception, match="model down"):

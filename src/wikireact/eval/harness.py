@@ -357,9 +357,10 @@ def _run_questions(
 ) -> None:
     """Run `todo` concurrently (their futures go into `futures`), appending each record as it comes.
 
-    If a question fails (or Ctrl-C), queued questions are cancelled and the failure raised at
-    once; questions already running go on in the background (`_close_after` closes the store
-    after them, so their checkpoints are saved).
+    If a question fails, queued questions are cancelled, and the failure is raised once the
+    questions already running have ended (their steps and records saved). On Ctrl-C it is
+    raised at once and those run on in the background (`_close_after` closes the store after
+    them).
     """
     config = prepared.config
     method_settings = prepared.method_settings(store.saver)
@@ -385,6 +386,8 @@ def _run_questions(
             finished, _ = wait(futures, return_when=FIRST_EXCEPTION)
             failed = [f for f in finished if f.exception() is not None]
             if failed:
+                pool.shutdown(wait=False, cancel_futures=True)
+                wait(futures)  # nothing works in `out` once this raises (a --resume may follow)
                 raise failed[0].exception()  # type: ignore[misc]
         finally:
             pool.shutdown(wait=False, cancel_futures=True)
