@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import threading
 import time
 from pathlib import Path
@@ -13,7 +14,7 @@ from support import EVAL_SCRIPT, SpyModel, eval_config
 
 import wikireact.eval.methods as methods
 from wikireact.eval.run import run_eval
-from wikireact.eval.turns import Turns
+from wikireact.eval.turns import TurnFreeSource, Turns
 from wikireact.wiki.base import Disambiguation, Page
 from wikireact.wiki.snapshot import SnapshotSource
 
@@ -143,5 +144,15 @@ def test_a_failed_model_call_gives_the_turn_back() -> None:
         with turns.hold():
             taken.set()
 
-    threading.Thread(target=take).start()
-    assert taken.wait(5)  # the turn is free for another worker
+    taker = threading.Thread(target=take)
+    taker.start()
+    taker.join(5)
+    assert taken.is_set()  # the turn is free for another worker
+
+
+def test_the_wrapped_source_reads_through_and_copies(files: tuple[Path, Path]) -> None:
+    _, snapshot = files
+    source = SnapshotSource.open(snapshot)
+    wrapped = TurnFreeSource(source, Turns())
+    assert copy.copy(wrapped).snapshot_id == source.snapshot_id
+    assert wrapped.fetch("Ed Wood") == source.fetch("Ed Wood")

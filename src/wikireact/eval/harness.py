@@ -305,14 +305,16 @@ class PreparedRun:
     model: BaseChatModel
 
     def method_settings(
-        self, saver: BaseCheckpointSaver, thread_prefix: str = ""
+        self, saver: BaseCheckpointSaver, thread_prefix: str = "", *, take_turns: bool = True
     ) -> MethodSettings:
         """Return what `run_method` needs, with the ReAct graph checkpointed in `saver`.
 
-        With more than one worker, the workers compute one at a time and wait for the
-        model and Wikipedia together (`wikireact.eval.turns`).
+        With `take_turns` and more than one worker, the workers compute one at a time and
+        wait for the model and Wikipedia together (`wikireact.eval.turns`). A worker waits
+        for its checkpoints' saves while it holds the turn: take turns only with a local
+        saver (SQLite), not with one a network away.
         """
-        turns = Turns() if self.config.concurrency > 1 else None
+        turns = Turns() if take_turns and self.config.concurrency > 1 else None
         source = self.source if turns is None else TurnFreeSource(self.source, turns)
         return MethodSettings(
             model=self.model,

@@ -64,7 +64,7 @@ class MethodSettings:
     """The run's compute turn (`wikireact.eval.turns`), given up during every model call."""
 
     def with_turn(self, config: RunnableConfig) -> RunnableConfig:
-        """Return `config` with the run's turn as a callback (if any), given up in model calls."""
+        """Return `config` (which has no callbacks) with the run's turn as its callback, if any."""
         return config if self.turns is None else {**config, "callbacks": [self.turns]}
 
     def computing(self) -> AbstractContextManager[None]:
@@ -96,14 +96,17 @@ def _episode(
 def run_method(method: Method, item: Item, seed: int, settings: MethodSettings) -> dict[str, Any]:
     """Answer `item` with `method` and score it; the gold answer never reaches the model.
 
-    The worker holds the run's turn (`MethodSettings.turns`) while it computes.
+    The worker holds the run's turn (`MethodSettings.turns`) while it computes; the record's
+    `latency_s` counts from before the turn is taken, so it includes waits for it.
     """
-    with settings.computing():
-        return _run_method(method, item, seed, settings)
-
-
-def _run_method(method: Method, item: Item, seed: int, settings: MethodSettings) -> dict[str, Any]:
     start = time.perf_counter()
+    with settings.computing():
+        return _run_method(method, item, seed, settings, start)
+
+
+def _run_method(
+    method: Method, item: Item, seed: int, settings: MethodSettings, start: float
+) -> dict[str, Any]:
     stats = CallStats()
     episode: dict[str, Any] = {}
     vote: Vote | None = None

@@ -228,7 +228,10 @@ def run_shared_eval(
             {**settings, "versions": dict(_versions()), "run": run},
             total,
         )
-        method_settings = prepared.method_settings(store.saver, thread_prefix=f"{run}/")
+        # No turns: saves to the server would be waited for while holding one.
+        method_settings = prepared.method_settings(
+            store.saver, thread_prefix=f"{run}/", take_turns=False
+        )
         jobs = [(item, seed) for seed in range(config.seeds) for item in items]
         claims = Claims(
             store, run, jobs, lambda job: f"{run}/{thread_id(config.method, job[1], job[0])}"

@@ -143,5 +143,7 @@ class TurnFreeSource:
             return self._source.similar(query, limit)
 
     def __getattr__(self, name: str) -> Any:
-        """Read any other attribute from the wrapped source."""
+        """Read any other public attribute (e.g. `snapshot_id`) from the wrapped source."""
+        if name.startswith("_"):  # e.g. copy.copy looks these up before __init__ has run
+            raise AttributeError(name)
         return getattr(self._source, name)
