@@ -154,9 +154,7 @@ def test_interrupted_run_resumes_to_identical_metrics(
         )
 
 
-def test_a_failed_run_raises_once_no_question_runs(
-    files: tuple[Path, Path], tmp_path: Path
-) -> None:
+def test_a_failed_run_raises_once_nothing_runs(files: tuple[Path, Path], tmp_path: Path) -> None:
     dataset, snapshot = files
     # Four questions start together; the third and fourth first calls fail while the first
     # two are still waiting 0.3 s for their model calls.
@@ -171,23 +169,9 @@ def test_a_failed_run_raises_once_no_question_runs(
     calls = len(model.calls)
     time.sleep(0.5)
     assert len(model.calls) == calls  # no question of the failed run goes on behind the caller
-
-
-def test_a_failed_run_closes_its_thread_store(files: tuple[Path, Path], tmp_path: Path) -> None:
-    dataset, snapshot = files
-    with pytest.raises(Exception, match="model down"):
-        run_eval(
-            eval_config(dataset, snapshot),
-            tmp_path / "run",
-            model=SpyModel(outputs=EVAL_SCRIPT, fail_after=0),
-            wiki=SnapshotSource.open(snapshot),
-        )
-    # The store's WAL-folding thread ends with it, once the questions still running have
-    # stopped (the traceback above still refers to the store: no garbage collection ends it).
+    # The store is closed, its WAL-folding thread with it (though the traceback above still
+    # refers to the store, so no garbage collection would have ended it).
     folding = f"wikireact-wal {tmp_path / 'run' / 'threads.db'}"
-    deadline = time.monotonic() + 10
-    while folding in [t.name for t in threading.enumerate()] and time.monotonic() < deadline:
-        time.sleep(0.05)
     assert folding not in [t.name for t in threading.enumerate()]
 
 
