@@ -36,7 +36,6 @@ class Turns(BaseCallbackHandler):
     ignore_retriever = True
     ignore_retry = True
     ignore_custom_event = True
-    run_inline = True
 
     def __init__(self) -> None:
         """Create the turn, held by nobody."""
