@@ -156,20 +156,31 @@ def test_interrupted_run_resumes_to_identical_metrics(
 
 def test_a_failed_run_raises_once_nothing_runs(files: tuple[Path, Path], tmp_path: Path) -> None:
     dataset, snapshot = files
-    # Four questions start together; the third and fourth first calls fail while the first
-    # two are still waiting 0.3 s for their model calls.
+    # Three of the eight question-seeds start together; the third first call fails while the
+    # first two are still waiting 0.3 s for theirs, and most others are still queued.
     model = SpyModel(outputs=EVAL_SCRIPT, fail_after=2, delay_s=0.3)
-    with pytest.raises(Exception, match="model down"):
-        run_eval(
-            eval_config(dataset, snapshot, concurrency=4),
-            tmp_path / "run",
-            model=model,
-            wiki=SnapshotSource.open(snapshot),
-        )
+    raised: list[BaseException] = []
+
+    def failing_run() -> None:
+        try:
+            run_eval(
+                eval_config(dataset, snapshot, concurrency=3, seeds=2),
+                tmp_path / "run",
+                model=model,
+                wiki=SnapshotSource.open(snapshot),
+            )
+        except Exception as exc:
+            raised.append(exc)
+
+    runner = threading.Thread(target=failing_run, daemon=True)
+    runner.start()
+    runner.join(30)
+    assert not runner.is_alive(), "run_eval hung after a failed question"
+    assert "model down" in str(raised[0])
     calls = len(model.calls)
     time.sleep(0.5)
     assert len(model.calls) == calls  # no question of the failed run goes on behind the caller
-    # The store is closed, its WAL-folding thread with it (though the traceback above still
+    # The store is closed, its WAL-folding thread with it (though the exception above still
     # refers to the store, so no garbage collection would have ended it).
     folding = f"wikireact-wal {tmp_path / 'run' / 'threads.db'}"
     assert folding not in [t.name for t in threading.enumerate()]

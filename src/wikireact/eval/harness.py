@@ -389,7 +389,9 @@ def _run_questions(
             failed = [f for f in finished if f.exception() is not None]
             if failed:
                 pool.shutdown(wait=False, cancel_futures=True)
-                wait(futures)  # nothing works in `out` once this raises (a --resume may follow)
+                # Nothing works in `out` once this raises (a --resume may follow). Futures the
+                # shutdown cancelled never count as done for `wait`: leave them out.
+                wait([f for f in futures if not f.cancelled()])
                 raise failed[0].exception()  # type: ignore[misc]
         finally:
             pool.shutdown(wait=False, cancel_futures=True)
