@@ -28,18 +28,23 @@ SCRIPT = ["Thought: look.\nAction: Search[Ed Wood]", "Thought: done.\nAction: Fi
 WIKI = {"Ed Wood": "Ed Wood was an American filmmaker. He was born in 1924."}
 
 
-def wall_time(concurrency: int, tmp: Path) -> float:
-    """Seconds to evaluate all questions at this concurrency."""
-    dataset = tmp / "questions.jsonl"
-    dataset.write_text(
+def write_questions(path: Path, count: int) -> Path:
+    """Write `count` questions answered by `SCRIPT` over `WIKI` (JSONL) to `path`; return it."""
+    path.write_text(
         "".join(
             json.dumps(
                 {"_id": f"q{i}", "question": f"Question {i} about Ed Wood?", "answer": "American"}
             )
             + "\n"
-            for i in range(QUESTIONS)
+            for i in range(count)
         )
     )
+    return path
+
+
+def wall_time(concurrency: int, tmp: Path) -> float:
+    """Seconds to evaluate all questions at this concurrency."""
+    dataset = write_questions(tmp / "questions.jsonl", QUESTIONS)
     config = EvalConfig(
         dataset=str(dataset),
         method="react",

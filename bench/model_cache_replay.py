@@ -7,12 +7,12 @@ checkpoints), the replay's model calls (target: 0) and the time of one cache loo
 
 from __future__ import annotations
 
-import json
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+from eval_throughput import SCRIPT, WIKI, write_questions
 from table import Row, print_rows
 
 from wikireact import MemorySource, ScriptedChatModel
@@ -21,8 +21,6 @@ from wikireact.eval.run import run_eval
 
 QUESTIONS = 64
 DELAY_S = 0.2
-SCRIPT = ["Thought: look.\nAction: Search[Ed Wood]", "Thought: done.\nAction: Finish[American]"]
-WIKI = {"Ed Wood": "Ed Wood was an American filmmaker. He was born in 1924."}
 
 
 class CountingModel(ScriptedChatModel):
@@ -39,20 +37,7 @@ class CountingModel(ScriptedChatModel):
 def run() -> dict[str, float]:
     """Record, replay, and return the figures."""
     with tempfile.TemporaryDirectory() as tmp:
-        dataset = Path(tmp) / "questions.jsonl"
-        dataset.write_text(
-            "".join(
-                json.dumps(
-                    {
-                        "_id": f"q{i}",
-                        "question": f"Question {i} about Ed Wood?",
-                        "answer": "American",
-                    }
-                )
-                + "\n"
-                for i in range(QUESTIONS)
-            )
-        )
+        dataset = write_questions(Path(tmp) / "questions.jsonl", QUESTIONS)
         config = EvalConfig(
             dataset=str(dataset),
             method="react",

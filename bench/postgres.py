@@ -30,6 +30,7 @@ from pathlib import Path
 import psycopg
 from checkpoint_growth import PAGES as GROWTH_PAGES
 from checkpoint_growth import script as growth_script
+from eval_throughput import SCRIPT, write_questions
 from step_overhead import PAGES as STEP_PAGES
 from step_overhead import SCRIPT as STEP_SCRIPT
 from table import Row, print_rows
@@ -46,10 +47,6 @@ QUESTIONS = 60
 DELAY_S = 0.2
 WORKERS = 3
 TARGET_SPEEDUP = 2.7
-EVAL_SCRIPT = [
-    "Thought: look.\nAction: Search[Ed Wood]",
-    "Thought: done.\nAction: Finish[American]",
-]
 TABLES = ("checkpoints", "checkpoint_blobs", "checkpoint_writes")
 
 
@@ -106,25 +103,13 @@ def eval_run(url: str, workers: int, tmp: Path) -> tuple[float, float]:
     """Run one shared run with `workers` processes; return (questions per second, wall seconds)."""
     dataset, snapshot, model = tmp / "q.jsonl", tmp / "snap.db", tmp / "model.json"
     if not dataset.exists():
-        dataset.write_text(
-            "".join(
-                json.dumps(
-                    {
-                        "_id": f"q{i}",
-                        "question": f"Question {i} about Ed Wood?",
-                        "answer": "American",
-                    }
-                )
-                + "\n"
-                for i in range(QUESTIONS)
-            )
-        )
+        write_questions(dataset, QUESTIONS)
         pages = tmp / "pages.jsonl"
         pages.write_text(
             json.dumps({"title": "Ed Wood", "text": "Ed Wood was an American filmmaker."}) + "\n"
         )
         import_file(pages, SnapshotStore.create(snapshot))
-        model.write_text(json.dumps({"outputs": EVAL_SCRIPT, "delay_s": DELAY_S}))
+        model.write_text(json.dumps({"outputs": SCRIPT, "delay_s": DELAY_S}))
     command = [
         sys.executable,
         "-m",
