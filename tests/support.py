@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
 from langchain_core.outputs import ChatResult
 from langchain_core.runnables import RunnableConfig
@@ -20,9 +21,10 @@ from pydantic import Field, PrivateAttr
 from wikireact import ScriptedChatModel
 from wikireact.eval.harness import EvalConfig
 from wikireact.eval.methods import Method
+from wikireact.eval.run import run_eval
 from wikireact.scripted import ScriptOutput
 from wikireact.wiki.importer import import_file
-from wikireact.wiki.snapshot import SnapshotStore
+from wikireact.wiki.snapshot import SnapshotSource, SnapshotStore
 
 PAGES = {
     "Scott Derrickson": (
@@ -95,6 +97,26 @@ def eval_config(dataset: Path, snapshot: Path, method: Method = "react", **kw: A
         wiki=str(snapshot),
         sample_seed=None,
         **{"concurrency": 4, **kw},
+    )
+
+
+def snapshot_eval(
+    dataset: Path,
+    snapshot: Path,
+    out: Path,
+    model: BaseChatModel,
+    method: Method = "react",
+    *,
+    resume: bool = False,
+    **kw: Any,
+) -> dict[str, Any]:
+    """Run (`resume`) the `eval_config` evaluation with `model` over `snapshot` into `out`; return its report."""
+    return run_eval(
+        eval_config(dataset, snapshot, method, **kw),
+        out,
+        resume=resume,
+        model=model,
+        wiki=SnapshotSource.open(snapshot),
     )
 
 

@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
-from support import EVAL_SCRIPT, SpyModel, eval_config
+from support import EVAL_SCRIPT, SpyModel, snapshot_eval
 from typer.testing import CliRunner
 
 from wikireact.cli.app import app
@@ -16,7 +16,6 @@ from wikireact.eval.baselines import Vote, extract_answer, majority_is_weak, rea
 from wikireact.eval.dataset import DatasetError, load_dataset, sample
 from wikireact.eval.harness import EvalError
 from wikireact.eval.methods import Method
-from wikireact.eval.run import run_eval
 from wikireact.eval.scoring import exact_match, f1_score, normalize_answer
 from wikireact.scripted import ScriptOutput
 from wikireact.wiki.snapshot import SnapshotSource
@@ -75,12 +74,7 @@ def test_hybrid_switching_rules() -> None:
 def test_react_harness_end_to_end(files: tuple[Path, Path], tmp_path: Path) -> None:
     dataset, snapshot = files
     model = SpyModel(outputs=EVAL_SCRIPT)
-    report = run_eval(
-        eval_config(dataset, snapshot, seeds=2),
-        tmp_path / "out",
-        model=model,
-        wiki=SnapshotSource.open(snapshot),
-    )
+    report = snapshot_eval(dataset, snapshot, tmp_path / "out", model, seeds=2)
     m = report["metrics"]["mean"]
     assert m["em"] == 0.25 and m["finish_rate"] == 1.0  # only q2's gold matches the script
     assert m["mean_steps"] == 5 and m["model_calls"] == 5
@@ -109,48 +103,30 @@ def test_interrupted_run_resumes_to_identical_metrics(
     files: tuple[Path, Path], tmp_path: Path
 ) -> None:
     dataset, snapshot = files
-    reference = run_eval(
-        eval_config(dataset, snapshot),
-        tmp_path / "ref",
-        model=SpyModel(outputs=EVAL_SCRIPT),
-        wiki=SnapshotSource.open(snapshot),
-    )
+    reference = snapshot_eval(dataset, snapshot, tmp_path / "ref", SpyModel(outputs=EVAL_SCRIPT))
     with pytest.raises(Exception, match="model down"):
-        run_eval(
-            eval_config(dataset, snapshot),
-            tmp_path / "run",
-            model=SpyModel(outputs=EVAL_SCRIPT, fail_after=9),
-            wiki=SnapshotSource.open(snapshot),
+        snapshot_eval(
+            dataset, snapshot, tmp_path / "run", SpyModel(outputs=EVAL_SCRIPT, fail_after=9)
         )
     partial = (tmp_path / "run" / "trajectories.jsonl").read_text().splitlines()
     assert len(partial) < 4
     with pytest.raises(EvalError, match="--resume"):
-        run_eval(
-            eval_config(dataset, snapshot),
-            tmp_path / "run",
-            model=SpyModel(outputs=EVAL_SCRIPT),
-            wiki=SnapshotSource.open(snapshot),
-        )
+        snapshot_eval(dataset, snapshot, tmp_path / "run", SpyModel(outputs=EVAL_SCRIPT))
     resumed_model = SpyModel(outputs=EVAL_SCRIPT)
-    resumed = run_eval(
-        eval_config(dataset, snapshot),
-        tmp_path / "run",
-        resume=True,
-        model=resumed_model,
-        wiki=SnapshotSource.open(snapshot),
-    )
+    resumed = snapshot_eval(dataset, snapshot, tmp_path / "run", resumed_model, resume=True)
     timing = {"latency_mean_s", "latency_p95_s"}
     assert {k: v for k, v in resumed["metrics"]["mean"].items() if k not in timing} == {
         k: v for k, v in reference["metrics"]["mean"].items() if k not in timing
     }
     assert len(resumed_model.prompts) == 4 * 5 - 9  # only the calls not already made
     with pytest.raises(EvalError, match="settings differ"):
-        run_eval(
-            eval_config(dataset, snapshot, max_steps=3),
+        snapshot_eval(
+            dataset,
+            snapshot,
             tmp_path / "run",
+            SpyModel(outputs=EVAL_SCRIPT),
+            max_steps=3,
             resume=True,
-            model=SpyModel(outputs=EVAL_SCRIPT),
-            wiki=SnapshotSource.open(snapshot),
         )
 
 
@@ -163,12 +139,7 @@ def test_a_failed_run_raises_once_nothing_runs(files: tuple[Path, Path], tmp_pat
 
     def failing_run() -> None:
         try:
-            run_eval(
-                eval_config(dataset, snapshot, concurrency=3, seeds=2),
-                tmp_path / "run",
-                model=model,
-                wiki=SnapshotSource.open(snapshot),
-            )
+            snapshot_eval(dataset, snapshot, tmp_path / "run", model, concurrency=3, seeds=2)
         except Exception as exc:
             raised.append(exc)
 
@@ -194,22 +165,16 @@ def test_cot_sc_and_hybrids(files: tuple[Path, Path], tmp_path: Path) -> None:
         "Thought: c. So the answer is yes.",
         "Thought: d. So the answer is maybe.",
     ]
-    report = run_eval(
-        eval_config(dataset, snapshot, "cot-sc", sc_samples=3),
-        tmp_path / "sc",
-        model=SpyModel(outputs=votes),
-        wiki=SnapshotSource.open(snapshot),
+    report = snapshot_eval(
+        dataset, snapshot, tmp_path / "sc", SpyModel(outputs=votes), "cot-sc", sc_samples=3
     )
     assert report["metrics"]["mean"]["em"] == 0.25  # majority "yes" matches q1 only
     assert report["metrics"]["mean"]["model_calls"] == 3
     record = json.loads((tmp_path / "sc" / "trajectories.jsonl").read_text().splitlines()[0])
     assert record["votes"]["votes"] == 2 and record["votes"]["samples"] == 3
     # 2 of 3 is a strong majority: cot-sc-react does not switch
-    strong = run_eval(
-        eval_config(dataset, snapshot, "cot-sc-react", sc_samples=3),
-        tmp_path / "h1",
-        model=SpyModel(outputs=votes),
-        wiki=SnapshotSource.open(snapshot),
+    strong = snapshot_eval(
+        dataset, snapshot, tmp_path / "h1", SpyModel(outputs=votes), "cot-sc-react", sc_samples=3
     )
     assert strong["metrics"]["mean"]["switch_rate"] == 0.0
     # 1 of 4 each: weak majority -> switch to ReAct (the script then acts from its start)
@@ -220,20 +185,25 @@ def test_cot_sc_and_hybrids(files: tuple[Path, Path], tmp_path: Path) -> None:
         "Thought: So the answer is d.",
         *EVAL_SCRIPT[4:],
     ]
-    weak = run_eval(
-        eval_config(dataset, snapshot, "cot-sc-react", sc_samples=4),
+    weak = snapshot_eval(
+        dataset,
+        snapshot,
         tmp_path / "h2",
-        model=SpyModel(outputs=weak_votes),
-        wiki=SnapshotSource.open(snapshot),
+        SpyModel(outputs=weak_votes),
+        "cot-sc-react",
+        sc_samples=4,
     )
     assert weak["metrics"]["mean"]["switch_rate"] == 1.0
     # ReAct that never finishes -> CoT-SC fallback provides the answer
     loop = [f"Action: Lookup[w{i}]" for i in range(7)]
-    fallback = run_eval(
-        eval_config(dataset, snapshot, "react-cot-sc", sc_samples=3, max_steps=2),
+    fallback = snapshot_eval(
+        dataset,
+        snapshot,
         tmp_path / "h3",
-        model=SpyModel(outputs=[*votes[:2], *loop]),
-        wiki=SnapshotSource.open(snapshot),
+        SpyModel(outputs=[*votes[:2], *loop]),
+        "react-cot-sc",
+        sc_samples=3,
+        max_steps=2,
     )
     assert fallback["metrics"]["mean"]["switch_rate"] == 1.0
     assert fallback["metrics"]["mean"]["budget_exhausted_rate"] == 1.0
@@ -299,12 +269,7 @@ def test_gold_answer_never_reaches_the_model(
         json.dumps({"question": "Where was Ed Wood born?", "answer": "Zq-gold-marker"}) + "\n"
     )
     model = SpyModel(outputs=[*EVAL_SCRIPT, *EVAL_SCRIPT])
-    run_eval(
-        eval_config(dataset, snapshot, method, sc_samples=2),
-        tmp_path / "o",
-        model=model,
-        wiki=SnapshotSource.open(snapshot),
-    )
+    snapshot_eval(dataset, snapshot, tmp_path / "o", model, method, sc_samples=2)
     assert model.prompts and not any("Zq-gold-marker" in p for p in model.prompts)
     assert not any("correct" in p.lower() for p in model.prompts)
 

@@ -14,6 +14,7 @@ from support import (
     QUESTION,
     SpyModel,
     eval_config,
+    snapshot_eval,
     write_snapshot,
 )
 from typer.testing import CliRunner
@@ -44,21 +45,28 @@ def test_cached_rerun_with_a_changed_script_replays_every_call(
     dataset, snapshot = files
     cache = tmp_path / "model-cache.db"
     first_model = SpyModel(outputs=[*EVAL_SCRIPT, *EVAL_SCRIPT])
-    first = run_eval(
-        eval_config(dataset, snapshot, method, sc_samples=3, model_cache=str(cache)),
+    first = snapshot_eval(
+        dataset,
+        snapshot,
         tmp_path / "first",
-        model=first_model,
-        wiki=SnapshotSource.open(snapshot),
+        first_model,
+        method,
+        sc_samples=3,
+        model_cache=str(cache),
     )
     calls = len(first_model.prompts)
     assert calls > 0 and first["model_cache"] == {"file": str(cache), "hits": 0, "misses": calls}
     # Another script (and a model that fails on any call): everything must come from the cache.
     replay_model = SpyModel(outputs=["Action: Finish[something else]"] * 10, fail_after=0)
-    replay = run_eval(
-        eval_config(dataset, snapshot, method, sc_samples=3, model_cache=str(cache), concurrency=1),
+    replay = snapshot_eval(
+        dataset,
+        snapshot,
         tmp_path / "replay",
-        model=replay_model,
-        wiki=SnapshotSource.open(snapshot),
+        replay_model,
+        method,
+        sc_samples=3,
+        model_cache=str(cache),
+        concurrency=1,
     )
     assert replay_model.prompts == []
     assert replay["model_cache"] == {"file": str(cache), "hits": calls, "misses": 0}
@@ -73,20 +81,26 @@ def test_cot_sc_samples_are_cached_one_by_one(files: tuple[Path, Path], tmp_path
         "Thought: c. So the answer is maybe.",
     ]
     cache = tmp_path / "c.db"
-    first = run_eval(
-        eval_config(dataset, snapshot, "cot-sc", sc_samples=3, model_cache=str(cache)),
+    first = snapshot_eval(
+        dataset,
+        snapshot,
         tmp_path / "a",
-        model=SpyModel(outputs=votes),
-        wiki=SnapshotSource.open(snapshot),
+        SpyModel(outputs=votes),
+        "cot-sc",
+        sc_samples=3,
+        model_cache=str(cache),
     )
     assert (
         first["model_cache"]["misses"] == 4 * 3
     )  # same prompt per question, three samples: three entries
-    replay = run_eval(
-        eval_config(dataset, snapshot, "cot-sc", sc_samples=3, model_cache=str(cache)),
+    replay = snapshot_eval(
+        dataset,
+        snapshot,
         tmp_path / "b",
-        model=SpyModel(outputs=votes[:1] * 3, fail_after=0),
-        wiki=SnapshotSource.open(snapshot),
+        SpyModel(outputs=votes[:1] * 3, fail_after=0),
+        "cot-sc",
+        sc_samples=3,
+        model_cache=str(cache),
     )
     assert replay["model_cache"] == {"file": str(cache), "hits": 12, "misses": 0}
     record = _records(tmp_path / "b")[0]
@@ -95,11 +109,8 @@ def test_cot_sc_samples_are_cached_one_by_one(files: tuple[Path, Path], tmp_path
     more = SpyModel(
         outputs=[*votes, "Thought: So the answer is no.", "Thought: So the answer is no."]
     )
-    bigger = run_eval(
-        eval_config(dataset, snapshot, "cot-sc", sc_samples=5, model_cache=str(cache)),
-        tmp_path / "c",
-        model=more,
-        wiki=SnapshotSource.open(snapshot),
+    bigger = snapshot_eval(
+        dataset, snapshot, tmp_path / "c", more, "cot-sc", sc_samples=5, model_cache=str(cache)
     )
     assert bigger["model_cache"] == {"file": str(cache), "hits": 12, "misses": 8}
 

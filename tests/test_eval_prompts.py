@@ -10,15 +10,13 @@ import sys
 from pathlib import Path
 
 import pytest
-from support import EVAL_DATA, EVAL_SCRIPT, SpyModel, eval_args, eval_config
+from support import EVAL_DATA, EVAL_SCRIPT, SpyModel, eval_args, snapshot_eval
 from typer.testing import CliRunner
 
 from wikireact.cli.app import app
 from wikireact.eval.baselines import cot_messages, standard_messages
-from wikireact.eval.run import run_eval
 from wikireact.exemplars import DEFAULT_PROMPTS, PromptFileError, load_prompts, parse_episodes
 from wikireact.prompts import build_messages
-from wikireact.wiki.snapshot import SnapshotSource
 
 # Written for these tests in the layout of the paper's prompts_naive.json (not its text).
 PAPER_LAYOUT = {
@@ -141,12 +139,7 @@ def test_eval_with_a_prompt_file_records_it(files: tuple[Path, Path], tmp_path: 
     path = tmp_path / "prompts_naive.json"
     path.write_text(json.dumps(PAPER_LAYOUT))
     spy = SpyModel(outputs=EVAL_SCRIPT)
-    report = run_eval(
-        eval_config(dataset, snapshot, prompts=str(path)),
-        tmp_path / "o",
-        model=spy,
-        wiki=SnapshotSource.open(snapshot),
-    )
+    report = snapshot_eval(dataset, snapshot, tmp_path / "o", spy, prompts=str(path))
     assert all("Search[Loire]" in p and "Danube" not in p for p in spy.prompts)
     settings = report["settings"]
     assert settings["prompts_sha256"] == hashlib.sha256(path.read_bytes()).hexdigest()

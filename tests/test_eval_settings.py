@@ -7,15 +7,13 @@ from dataclasses import fields
 from pathlib import Path
 
 import pytest
-from support import EVAL_SCRIPT, SpyModel, eval_args, eval_config
+from support import EVAL_SCRIPT, SpyModel, eval_args, snapshot_eval
 from typer.testing import CliRunner, Result
 
 from wikireact.cli.app import app
 from wikireact.context import Context
 from wikireact.eval.dataset import DatasetError, load_dataset
 from wikireact.eval.harness import SETTINGS, EvalError
-from wikireact.eval.run import run_eval
-from wikireact.wiki.snapshot import SnapshotSource
 
 HOSTILE_ENV = {
     "WIKIREACT_OBSERVATION_CAP": "60",
@@ -72,11 +70,13 @@ def test_settings_hold_every_context_field_and_the_prompts(
     files: tuple[Path, Path], tmp_path: Path
 ) -> None:
     dataset, snapshot = files
-    run_eval(
-        eval_config(dataset, snapshot, observation_cap=80, repetition_limit=4),
+    snapshot_eval(
+        dataset,
+        snapshot,
         tmp_path / "o",
-        model=SpyModel(outputs=EVAL_SCRIPT),
-        wiki=SnapshotSource.open(snapshot),
+        SpyModel(outputs=EVAL_SCRIPT),
+        observation_cap=80,
+        repetition_limit=4,
     )
     settings = json.loads((tmp_path / "o" / SETTINGS).read_text())
     for field in fields(Context):
@@ -103,19 +103,10 @@ def test_resume_refuses_other_settings_naming_them(
     files: tuple[Path, Path], tmp_path: Path, change: dict, field: str
 ) -> None:
     dataset, snapshot = files
-    run_eval(
-        eval_config(dataset, snapshot),
-        tmp_path / "o",
-        model=SpyModel(outputs=EVAL_SCRIPT),
-        wiki=SnapshotSource.open(snapshot),
-    )
+    snapshot_eval(dataset, snapshot, tmp_path / "o", SpyModel(outputs=EVAL_SCRIPT))
     with pytest.raises(EvalError, match=f"settings differ \\({field}: "):
-        run_eval(
-            eval_config(dataset, snapshot, **change),
-            tmp_path / "o",
-            resume=True,
-            model=SpyModel(outputs=EVAL_SCRIPT),
-            wiki=SnapshotSource.open(snapshot),
+        snapshot_eval(
+            dataset, snapshot, tmp_path / "o", SpyModel(outputs=EVAL_SCRIPT), **change, resume=True
         )
 
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from pydantic import PrivateAttr
-from support import EVAL_SCRIPT, SpyModel, eval_config
+from support import EVAL_SCRIPT, SpyModel, eval_config, snapshot_eval
 
 import wikireact.eval.methods as methods
 from wikireact.eval.run import run_eval
@@ -79,12 +79,7 @@ def _answers(report: dict[str, Any]) -> tuple[float, float]:
 def test_workers_wait_for_the_model_together(files: tuple[Path, Path], tmp_path: Path) -> None:
     dataset, snapshot = files
     model = MeetingModel(outputs=EVAL_SCRIPT)
-    report = run_eval(
-        eval_config(dataset, snapshot, concurrency=WORKERS),
-        tmp_path / "out",
-        model=model,
-        wiki=SnapshotSource.open(snapshot),
-    )
+    report = snapshot_eval(dataset, snapshot, tmp_path / "out", model, concurrency=WORKERS)
     assert model.peak == WORKERS
     assert _answers(report) == (0.25, 1.0)  # as at concurrency 1: no step failed
 
@@ -120,11 +115,8 @@ def test_one_worker_computes_at_a_time(
         return record(*args)
 
     monkeypatch.setattr(methods, "_record", slow_record)
-    report = run_eval(
-        eval_config(dataset, snapshot, concurrency=WORKERS),
-        tmp_path / "out",
-        model=SpyModel(outputs=EVAL_SCRIPT),
-        wiki=SnapshotSource.open(snapshot),
+    report = snapshot_eval(
+        dataset, snapshot, tmp_path / "out", SpyModel(outputs=EVAL_SCRIPT), concurrency=WORKERS
     )
     assert _answers(report) == (0.25, 1.0)
     assert most == 1

@@ -22,18 +22,16 @@ from support import (
     QUESTION,
     TOOLS_RUN,
     SpyModel,
-    eval_config,
+    snapshot_eval,
     thread,
 )
 from typer.testing import CliRunner
 
 from wikireact import Context, MemorySource, ScriptedChatModel, build_graph
 from wikireact.cli.app import app
-from wikireact.eval.run import run_eval
 from wikireact.models import ModelConfigurationError
 from wikireact.scripted import ScriptOutput
 from wikireact.tools_protocol import TOOLS
-from wikireact.wiki.snapshot import SnapshotSource
 
 SHARED_STATE = (
     "answer",
@@ -390,11 +388,12 @@ def test_eval_with_tool_calling_records_the_protocol(
 ) -> None:
     dataset, snapshot = files
     reports = {
-        protocol: run_eval(
-            eval_config(dataset, snapshot, protocol=protocol),
+        protocol: snapshot_eval(
+            dataset,
+            snapshot,
             tmp_path / protocol,
-            model=ScriptedChatModel(outputs=outputs),
-            wiki=SnapshotSource.open(snapshot),
+            ScriptedChatModel(outputs=outputs),
+            protocol=protocol,
         )
         for protocol, outputs in (("text", EVAL_SCRIPT), ("tools", EVAL_TOOLS_SCRIPT))
     }
