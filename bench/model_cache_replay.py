@@ -18,6 +18,7 @@ from table import Row, print_rows
 from wikireact import MemorySource, ScriptedChatModel
 from wikireact.eval.harness import EvalConfig
 from wikireact.eval.run import run_eval
+from wikireact.json_text import json_lines
 
 QUESTIONS = 64
 DELAY_S = 0.2
@@ -55,7 +56,7 @@ def run() -> dict[str, float]:
             figures[f"{phase} wall s"] = time.perf_counter() - start
             figures[f"{phase} model calls"] = model.calls
             figures[f"{phase} cache hits"] = report["model_cache"]["hits"]
-        replay_records = (Path(tmp) / "replay" / "trajectories.jsonl").read_text().splitlines()
+        replay_records = list(json_lines((Path(tmp) / "replay" / "trajectories.jsonl").read_text()))
         figures["replay ms per cached call"] = (
             1000 * figures["replay wall s"] / max(figures["replay cache hits"], 1)
         )

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import hashlib
-import json
 import random
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from wikireact.errors import ConfigurationError
+from wikireact.json_text import JsonTextError, json_lines, parse_json
 
 
 class DatasetError(ConfigurationError):
@@ -41,15 +42,7 @@ def load_dataset(path: Path) -> list[Item]:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise DatasetError(f"dataset {path} is not UTF-8 (byte {exc.start})") from None
-    try:
-        if path.suffix == ".jsonl":
-            records = [json.loads(line) for line in text.splitlines() if line.strip()]
-        else:
-            records = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise DatasetError(
-            f"dataset {path} is not valid JSON (line {exc.lineno}: {exc.msg})"
-        ) from None
+    records = _jsonl_records(path, text) if path.suffix == ".jsonl" else _json_records(path, text)
     if not isinstance(records, list) or not records:
         raise DatasetError(f"dataset {path} must be a non-empty list of questions")
     items = []
@@ -78,6 +71,25 @@ def load_dataset(path: Path) -> list[Item]:
         )
     _refuse_duplicate_ids(path, items)
     return items
+
+
+def _json_records(path: Path, text: str) -> Any:
+    try:
+        return parse_json(text)
+    except JsonTextError as exc:
+        raise DatasetError(f"dataset {path} is not valid JSON ({exc})") from None
+
+
+def _jsonl_records(path: Path, text: str) -> list[Any]:
+    records = []
+    for number, line in json_lines(text):
+        try:
+            records.append(parse_json(line))
+        except JsonTextError as exc:
+            raise DatasetError(
+                f"dataset {path} is not valid JSON (line {number}: {exc.reason})"
+            ) from None
+    return records
 
 
 def _refuse_duplicate_ids(path: Path, items: list[Item]) -> None:

@@ -41,6 +41,7 @@ from wikireact.eval.metrics import summarize
 from wikireact.eval.turns import TurnFreeSource, Turns
 from wikireact.exemplars import Need, PromptSet, load_prompts
 from wikireact.graph import build_graph
+from wikireact.json_text import json_line, json_objects
 from wikireact.model_cache import CachedChatModel, SqliteModelCache, model_identity
 from wikireact.models import MAX_OUTPUT_TOKENS, is_local, load_chat_model
 from wikireact.prompt_variants import variant_for
@@ -227,16 +228,8 @@ def read_records(path: Path) -> dict[tuple[str, int], dict[str, Any]]:
     """
     records: dict[tuple[str, int], dict[str, Any]] = {}
     if path.exists():
-        for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            if (
-                isinstance(record, dict)
-                and isinstance(record.get("id"), str)
-                and isinstance(record.get("seed"), int)
-            ):
+        for record in json_objects(path.read_text(encoding="utf-8", errors="replace")):
+            if isinstance(record.get("id"), str) and isinstance(record.get("seed"), int):
                 records[(record["id"], record["seed"])] = record
     return records
 
@@ -372,7 +365,7 @@ def _run_questions(
         def one(item: Item, seed: int) -> None:
             record = run_method(config.method, item, seed, method_settings)
             record["category"] = categorize(record, item.pages)
-            line = json.dumps(record, ensure_ascii=False) + "\n"
+            line = json_line(record)
             with lock:
                 sink.write(line)
                 sink.flush()

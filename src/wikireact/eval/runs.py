@@ -10,6 +10,7 @@ from typing import Any
 
 from wikireact.eval.categories import CATEGORIES, count_categories
 from wikireact.eval.harness import RECORDS, REPORT, EvalError
+from wikireact.json_text import json_objects
 
 REQUIRED_METRICS = ("em", "f1")
 
@@ -108,25 +109,18 @@ class Run:
         """Return the per-question records of `trajectories.jsonl` (unreadable lines skipped)."""
         path = self.directory / RECORDS
         try:
-            lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+            text = path.read_text(encoding="utf-8", errors="replace")
         except FileNotFoundError:
             raise EvalError(f"no {RECORDS} in {self.directory}") from None
         except OSError as exc:
             raise EvalError(f"cannot read {path}: {exc.strerror or exc}") from None
-        records = []
-        for line in lines:
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            if (
-                isinstance(record, dict)
-                and isinstance(record.get("id"), str)
-                and isinstance(record.get("gold"), str)
-                and isinstance(record.get("seed", 0), int)
-            ):
-                records.append(record)
-        return records
+        return [
+            record
+            for record in json_objects(text)
+            if isinstance(record.get("id"), str)
+            and isinstance(record.get("gold"), str)
+            and isinstance(record.get("seed", 0), int)
+        ]
 
     def categories(self) -> dict[str, int] | None:
         """Category counts over all seeds: from the report, else tagged from the records, else None."""

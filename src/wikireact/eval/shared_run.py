@@ -36,6 +36,7 @@ from wikireact.eval.harness import (
 )
 from wikireact.eval.methods import run_method, thread_id
 from wikireact.eval.metrics import summarize
+from wikireact.json_text import json_line
 from wikireact.threads_postgres import PostgresThreadStore
 from wikireact.wiki.base import WikiSource
 
@@ -194,7 +195,7 @@ def write_report(out: Path, report: dict[str, Any], records: list[dict[str, Any]
     """Write `report.json` and `trajectories.jsonl` into `out`, each atomically."""
     out.mkdir(parents=True, exist_ok=True)
     for name, text in (
-        (RECORDS, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)),
+        (RECORDS, "".join(json_line(r) for r in records)),
         (REPORT, json.dumps(report, indent=2)),
     ):
         temp = out / f"{name}.{os.getpid()}.tmp"  # workers may share one --out
