@@ -328,12 +328,13 @@ def test_corrupt_snapshot_page_mid_episode_is_an_observation(tmp_path: Path) -> 
         ('{"outputs": []}', "holds no outputs"),
         (
             '{"outputs": ["Action: Finish[x]"], "delay_s": -1}',
-            "delay_s must be a number of seconds >= 0, got -1",
+            "delay_s must be a number of seconds from 0 to 3600, got -1",
         ),
         ('{"outputs": ["Action: Finish[x]"], "delay_s": NaN}', "got nan"),
         ('{"outputs": ["Action: Finish[x]"], "delay_s": Infinity}', "got inf"),
         ('{"outputs": ["Action: Finish[x]"], "delay_s": "1"}', "got '1'"),
         ('{"outputs": ["Action: Finish[x]"], "delay_s": true}', "got True"),
+        ('{"outputs": ["Action: Finish[x]"], "delay_s": 1e308}', "from 0 to 3600, got 1e+308"),
     ],
 )
 def test_bad_scripts_are_refused_at_load(
@@ -360,6 +361,63 @@ def test_bad_scripts_are_refused_at_load(
     assert (
         "unknown thread id" in runner.invoke(app, ["history", "t1", "--db", str(db)]).stderr
     )  # nothing started
+
+
+HOSTILE_JSON = [
+    ("[" * 100_000, "nested too deeply"),
+    ('["Action: Finish[x]", ' + "9" * 5000 + "]", "a number too long to read"),
+]
+
+
+@pytest.mark.parametrize(("content", "message"), HOSTILE_JSON)
+@pytest.mark.parametrize("hostile", ["dev.json", "dev.jsonl", "prompts.json", "script.json"])
+def test_hostile_json_files_are_refused_naming_the_file(
+    tmp_path: Path, snapshot: Path, hostile: str, content: str, message: str
+) -> None:
+    files = {
+        "dev.json": json.dumps([{"_id": "q1", "question": QUESTION, "answer": "yes"}]),
+        "dev.jsonl": json.dumps({"_id": "q1", "question": QUESTION, "answer": "yes"}) + "\n",
+        "prompts.json": json.dumps({"webthink_simple6": "Question: q\nAction 1: Finish[a]\n"}),
+        "script.json": json.dumps(GOOD_RUN),
+    }
+    for name, text in files.items():
+        (tmp_path / name).write_text(content if name == hostile else text)
+    dataset = tmp_path / ("dev.jsonl" if hostile == "dev.jsonl" else "dev.json")
+    out = tmp_path / "out"
+    result = runner.invoke(
+        app,
+        [
+            "eval",
+            str(dataset),
+            *("--prompts", str(tmp_path / "prompts.json")),
+            *("--model", f"scripted:{tmp_path / 'script.json'}"),
+            *("--wiki", str(snapshot), "--out", str(out)),
+        ],
+    )
+    assert result.exit_code == 2, result.output
+    one_line(result, str(tmp_path / hostile), message)
+    assert not (out / "trajectories.jsonl").exists()
+
+
+@pytest.mark.parametrize("named", [[], ["--prompts-key", "missing"]])
+def test_a_prompt_file_with_many_keys_is_refused_in_a_short_line(
+    tmp_path: Path, snapshot: Path, named: list[str]
+) -> None:
+    prompts = tmp_path / "prompts.json"
+    prompts.write_text(json.dumps({f"key{i:06d}": "no exemplar" for i in range(200_000)}))
+    dataset = tmp_path / "dev.json"
+    dataset.write_text(json.dumps([{"_id": "q1", "question": QUESTION, "answer": "yes"}]))
+    result = runner.invoke(
+        app,
+        [
+            *("eval", str(dataset), "--prompts", str(prompts), *named),
+            *("--model", write_script(tmp_path, GOOD_RUN), "--wiki", str(snapshot)),
+            *("--out", str(tmp_path / "out")),
+        ],
+    )
+    assert result.exit_code == 2, result.output
+    one_line(result, str(prompts), "it has: key000000, key000001", "and 199990 more")
+    assert len(result.stderr) < 1000
 
 
 def hotpot(*titles: str) -> list[dict[str, Any]]:

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import json
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -25,6 +24,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from wikireact.errors import ConfigurationError
+from wikireact.json_text import JsonTextError, parse_json
 from wikireact.protocol import Action, parse_action
 from wikireact.state import Step
 
@@ -184,8 +184,8 @@ def _read(path: Path) -> tuple[dict[str, Any], str]:
     except OSError as exc:
         raise PromptFileError(f"cannot read prompt file {path}: {exc.strerror or exc}") from None
     try:
-        data = json.loads(raw.decode("utf-8-sig"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        data = parse_json(raw.decode("utf-8-sig"))
+    except (UnicodeDecodeError, JsonTextError) as exc:
         raise PromptFileError(f"prompt file {path} is not UTF-8 JSON ({exc})") from None
     if not isinstance(data, dict) or not all(isinstance(v, str) for v in data.values()):
         raise PromptFileError(f"prompt file {path} must be a JSON object of prompt texts")
@@ -203,7 +203,7 @@ def load_prompts(path: Path | None, needs: Iterable[Need], keys: Sequence[str] =
     for key in keys:
         if key not in data:
             raise PromptFileError(
-                f"prompt file {file} has no key {key!r} (it has: {', '.join(data) or 'none'})"
+                f"prompt file {file} has no key {key!r} (it has: {_keys_shown(data)})"
             )
     named_episodes = [k for k in keys if parse_episodes(data[k])]
     named_qa = [k for k in keys if k not in named_episodes and parse_qa(data[k])]
@@ -218,7 +218,7 @@ def load_prompts(path: Path | None, needs: Iterable[Need], keys: Sequence[str] =
         if chosen is None:
             raise PromptFileError(
                 f"prompt file {file} has no {' or '.join(DEFAULT_KEYS[need])} key for {need}; "
-                f"name one with --prompts-key (it has: {', '.join(data) or 'none'})"
+                f"name one with --prompts-key (it has: {_keys_shown(data)})"
             )
         if episode_need:
             found: tuple[Any, ...] = parse_episodes(data[chosen])
@@ -234,6 +234,12 @@ def load_prompts(path: Path | None, needs: Iterable[Need], keys: Sequence[str] =
         else:
             result |= {"qa_key": chosen, "qa": found}
     return PromptSet(**result)
+
+
+def _keys_shown(data: dict[str, Any], limit: int = 10) -> str:
+    """Return the first `limit` keys of a prompt file for a message (each cut to 40 characters)."""
+    shown = ", ".join(key[:40] for key in list(data)[:limit]) or "none"
+    return shown + (f" and {len(data) - limit} more" if len(data) > limit else "")
 
 
 @functools.cache

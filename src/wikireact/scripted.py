@@ -18,8 +18,6 @@ An output is the model's text, or (tools protocol) a tool call such as
 from __future__ import annotations
 
 import asyncio
-import json
-import math
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -35,10 +33,13 @@ from langchain_core.tools import BaseTool
 from pydantic import ConfigDict, Field, PrivateAttr
 
 from wikireact.call_metadata import CALL_INDEX_KEY, QUESTION_ID_KEY
+from wikireact.json_text import JsonTextError, parse_json
 from wikireact.tools_protocol import is_script_output, script_message
 
 ScriptOutput = str | dict[str, Any] | AIMessage
 """One scripted reply: text, a tool-call dict, or an AIMessage."""
+MAX_DELAY_S = 3600
+"""The longest wait a script may ask for before each reply (`time.sleep` overflows far above)."""
 
 
 class ScriptExhaustedError(RuntimeError):
@@ -59,8 +60,8 @@ class ScriptedChatModel(BaseChatModel):
     """The outputs, one per model call of an episode (text, or a tool-call dict or AIMessage)."""
     by_question: dict[str, list[ScriptOutput]] = Field(default_factory=dict)
     """Per-question outputs, keyed by question id or question text (used instead of `outputs`)."""
-    delay_s: float = 0.0
-    """Seconds to wait on every call (to imitate a real model's latency)."""
+    delay_s: float = Field(default=0.0, ge=0, le=MAX_DELAY_S)
+    """Seconds to wait on every call (to imitate a real model's latency), at most `MAX_DELAY_S`."""
     errors: dict[int, Any] = Field(default_factory=dict)
     """Call index -> exception (instance, or a callable returning one) to raise on that call."""
     _fallback_calls: int = PrivateAttr(default=0)
@@ -73,10 +74,10 @@ class ScriptedChatModel(BaseChatModel):
         Per question: `{question_id_or_text: [outputs], ...}`, or that mapping as `"outputs"`.
         """
         try:
-            data = json.loads(Path(path).read_text(encoding="utf-8"))
+            data = parse_json(Path(path).read_text(encoding="utf-8"))
         except FileNotFoundError:
             raise ValueError(f"script file not found: {path}") from None
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        except (OSError, UnicodeDecodeError, JsonTextError) as exc:
             raise ValueError(f"cannot read script file {path}: {exc}") from None
         if isinstance(data, list):
             data = {"outputs": data}
@@ -229,15 +230,16 @@ class ScriptedChatModel(BaseChatModel):
 
 
 def _delay_s(data: Mapping[str, Any], path: str | Path) -> float:
-    """Return a script's `delay_s`, refusing anything but a finite number of seconds >= 0."""
+    """Return a script's `delay_s`, refusing anything but a number of seconds in [0, MAX_DELAY_S]."""
     delay_s = data.get("delay_s", 0.0)
     if (
         isinstance(delay_s, bool)
         or not isinstance(delay_s, int | float)
-        or not 0 <= delay_s < math.inf
+        or not 0 <= delay_s <= MAX_DELAY_S
     ):
         raise ValueError(
-            f"script file {path}: delay_s must be a number of seconds >= 0, got {delay_s!r}"
+            f"script file {path}: delay_s must be a number of seconds from 0 to {MAX_DELAY_S}, "
+            f"got {delay_s!r}"
         )
     return float(delay_s)
 

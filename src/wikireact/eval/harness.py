@@ -41,7 +41,7 @@ from wikireact.eval.metrics import summarize
 from wikireact.eval.turns import TurnFreeSource, Turns
 from wikireact.exemplars import Need, PromptSet, load_prompts
 from wikireact.graph import build_graph
-from wikireact.json_text import json_line, json_objects
+from wikireact.json_text import JsonTextError, json_line, json_objects, parse_json
 from wikireact.model_cache import CachedChatModel, SqliteModelCache, model_identity
 from wikireact.models import MAX_OUTPUT_TOKENS, is_local, load_chat_model
 from wikireact.prompt_variants import variant_for
@@ -240,8 +240,8 @@ def _prepare_out(out: Path, settings: dict[str, Any], resume: bool) -> None:
         if not resume:
             raise EvalError(f"{out} already holds an evaluation; pass --resume or another --out")
         try:
-            previous = json.loads(stored.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            previous = parse_json(stored.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, JsonTextError) as exc:
             raise EvalError(f"cannot resume {out}: {SETTINGS} is unreadable ({exc})") from None
         if not isinstance(previous, dict):
             raise EvalError(f"cannot resume {out}: {SETTINGS} is not a JSON object")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -10,7 +9,7 @@ from typing import Any
 
 from wikireact.eval.categories import CATEGORIES, count_categories
 from wikireact.eval.harness import RECORDS, REPORT, EvalError
-from wikireact.json_text import json_objects
+from wikireact.json_text import JsonTextError, json_objects, parse_json
 
 REQUIRED_METRICS = ("em", "f1")
 
@@ -138,15 +137,15 @@ def load_report(directory: Path) -> dict[str, Any]:
     """Read and check `DIR/report.json`; every problem is one EvalError line."""
     path = directory / REPORT
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = parse_json(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise EvalError(f"no {REPORT} in {directory} (did the run finish?)") from None
     except IsADirectoryError:
         raise EvalError(f"{path} is a directory, not a report") from None
     except UnicodeDecodeError:
         raise EvalError(f"{path} is not UTF-8 text") from None
-    except json.JSONDecodeError as exc:
-        raise EvalError(f"{path} is not valid JSON (line {exc.lineno}: {exc.msg})") from None
+    except JsonTextError as exc:
+        raise EvalError(f"{path} is not valid JSON ({exc})") from None
     except OSError as exc:
         raise EvalError(f"cannot read {path}: {exc.strerror or exc}") from None
     return check_report(path, data)
