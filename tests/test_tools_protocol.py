@@ -465,3 +465,129 @@ def test_page_text_stays_fenced_data_in_tool_messages() -> None:
     content = str(result.content)
     assert content.count("«") == 1 and content.count("»") == 1 and content.endswith("»")
     assert "\n" not in content
+
+
+def nested(depth: int, leaf: Any = "Ed Wood") -> Any:
+    value = leaf
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+AVOGADRO = 602214076000000000000000
+"""An integer beyond 64 bits: the checkpoint serializer cannot store it as such."""
+HOSTILE_ARGUMENTS = [
+    ({"answer": AVOGADRO}, "the argument `answer` of finish must be text, got a number"),
+    ({"answer": -AVOGADRO}, "must be text, got a number"),
+    ({"answer": nested(900)}, "the argument `answer` of finish must be text, got a list"),
+    ({"answer": {"deep": nested(900)}}, "must be text, got an object"),
+    ({"answer": "x", nested(1, "k")[0]: nested(900)}, "finish takes only `answer`"),
+]
+
+
+@pytest.mark.parametrize(("args", "message"), HOSTILE_ARGUMENTS)
+def test_hostile_tool_arguments_are_an_invalid_step_and_the_episode_goes_on(
+    checkpointer: Any, args: dict[str, Any], message: str
+) -> None:
+    """Arguments too big or too deep to store become an `invalid` step, saved and resumable."""
+    reply = AIMessage(content="Thought.", tool_calls=[{"name": "finish", "args": args, "id": "c"}])
+    model = SpyModel(outputs=[reply, *TOOLS_RUN])
+    graph = build_graph(checkpointer, model=model, wiki=MemorySource(PAGES))
+    out = graph.invoke({"question": QUESTION}, thread(), context=Context(protocol="tools"))
+    first = out["trajectory"][0]
+    assert first["kind"] == "invalid" and message in first["observation"]
+    assert out["answer"] == "yes" and out["status"] == "finished" and out["steps"] == 5
+    saved = graph.get_state(thread()).values
+    assert saved["trajectory"][0]["observation"] == first["observation"]
+    # the model was shown its call (cut to what can be stored) and the reason it was refused
+    assert message in str(model.calls[1][-1].content)
+
+
+@pytest.mark.parametrize(
+    ("reply", "message"),
+    [
+        ({"tool": "finish", "args": {"answer": AVOGADRO}}, "must be text, got a number"),
+        ({"tool": "finish", "args": {"answer": nested(900)}}, "must be text, got a list"),
+        (
+            {"tool_calls": [{"tool": "search", "args": {"title": "Ed Wood"}}] * 2},
+            "2 tool calls in one reply (search, search)",
+        ),
+    ],
+)
+def test_scripted_tool_replies_from_a_file_through_the_cli(
+    snapshot_db: Path, tmp_path: Path, cli_env: Path, reply: dict[str, Any], message: str
+) -> None:
+    """The documented script forms load, and a hostile reply is one invalid step, then Finish."""
+    script = tmp_path / "tools.json"
+    script.write_text(
+        json.dumps(
+            [
+                reply,
+                {"tool_calls": [{"tool": "search", "args": {"title": "Ed Wood"}}], "content": "t"},
+                {"tool": "finish", "args": {"answer": "yes"}},
+            ]
+        )
+    )
+    db = tmp_path / "threads.db"
+    command = [
+        *("ask", QUESTION, "--model", f"scripted:{script}", "--protocol", "tools"),
+        *("--wiki", str(snapshot_db), "--db", str(db), "--thread-id", "t1", "--json"),
+    ]
+    result = CliRunner().invoke(app, command)
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout)
+    assert [s["kind"] for s in out["trajectory"]] == ["invalid", "executed", "finish"]
+    assert message in out["trajectory"][0]["observation"]
+    assert out["trajectory"][1]["action"] == "Search[Ed Wood]" and out["answer"] == "yes"
+    shown = CliRunner().invoke(app, ["history", "t1", "--db", str(db), "--json"])
+    assert shown.exit_code == 0, shown.output
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ('{"answer": 602214076000000000000000}', "must be text, got a number"),
+        ('{"answer": ' + "[" * 900 + "1" + "]" * 900 + "}", "must be text, got a list"),
+    ],
+)
+def test_groq_tool_call_with_hostile_arguments_is_an_invalid_step(
+    arguments: str, message: str
+) -> None:
+    """Groq's client parses the arguments' JSON: what it builds must not stop the episode."""
+    from langchain_groq import ChatGroq
+
+    def respond(method: str, path: str, query: dict[str, str], body: bytes) -> Any:
+        messages = json.loads(body)["messages"]
+        start = max(
+            i for i, m in enumerate(messages) if m.get("content") == f"Question: {QUESTION}"
+        )
+        answered = any(m["role"] == "tool" for m in messages[start:])
+        call = {"name": "finish", "arguments": '{"answer": "yes"}' if answered else arguments}
+        choice = {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [{"id": "c", "type": "function", "function": call}],
+        }
+        return json_reply(
+            {
+                "id": "x",
+                "object": "chat.completion",
+                "created": 0,
+                "model": "qwen/qwen3.6-27b",
+                "choices": [{"index": 0, "finish_reason": "tool_calls", "message": choice}],
+                "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+            }
+        )
+
+    with FaultServer(respond, lambda n: None) as server:
+        model = ChatGroq(
+            model="qwen/qwen3.6-27b",
+            api_key=SecretStr("test-key"),
+            base_url=server.url,
+            timeout=5.0,
+            max_retries=0,
+        )
+        graph = build_graph(InMemorySaver(), model=model, wiki=MemorySource(PAGES))
+        out = graph.invoke({"question": QUESTION}, thread(), context=Context(protocol="tools"))
+    assert [s["kind"] for s in out["trajectory"]] == ["invalid", "finish"]
+    assert message in out["trajectory"][0]["observation"] and out["answer"] == "yes"

@@ -22,7 +22,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
@@ -38,6 +38,9 @@ from wikireact.tools_protocol import is_script_output, script_message
 
 ScriptOutput = str | dict[str, Any] | AIMessage
 """One scripted reply: text, a tool-call dict, or an AIMessage."""
+_Output = Annotated[ScriptOutput, Field(union_mode="left_to_right")]
+"""A reply as a field: a dict stays a dict (pydantic's default "smart" union also tries to build
+an AIMessage from it, whose validator raises TypeError on `{"tool_calls": [{"tool": ...}]}`)."""
 MAX_DELAY_S = 3600
 """The longest wait a script may ask for before each reply (`time.sleep` overflows far above)."""
 
@@ -56,9 +59,9 @@ class ScriptedChatModel(BaseChatModel):
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
-    outputs: list[ScriptOutput] = Field(default_factory=list)
+    outputs: list[_Output] = Field(default_factory=list)
     """The outputs, one per model call of an episode (text, or a tool-call dict or AIMessage)."""
-    by_question: dict[str, list[ScriptOutput]] = Field(default_factory=dict)
+    by_question: dict[str, list[_Output]] = Field(default_factory=dict)
     """Per-question outputs, keyed by question id or question text (used instead of `outputs`)."""
     delay_s: float = Field(default=0.0, ge=0, le=MAX_DELAY_S)
     """Seconds to wait on every call (to imitate a real model's latency), at most `MAX_DELAY_S`."""

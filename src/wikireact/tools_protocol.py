@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import math
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -76,6 +77,9 @@ TOOLS: list[dict[str, Any]] = [
     for name, (_, argument) in TOOL_VERBS.items()
 ]
 """The three tools in OpenAI function format (what `bind_tools` sends)."""
+MAX_ARGUMENT_DEPTH = 20
+"""Lists and objects in a tool call's arguments nested deeper than this are cut (see `storable_args`)."""
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 # Possessive quantifiers keep it linear on long runs of spaces (see wikireact.protocol).
 _THOUGHT_LABEL = re.compile(
     r"^\s*+[*_`>#]*+\s*+thought\s*+\d*+\s*+[*_`]*+\s*+:[*_`\s]*+", re.IGNORECASE
@@ -94,7 +98,10 @@ def tool_call_of(action: Action, call_id: str) -> dict[str, Any]:
 
 
 def calls_of_reply(reply: AIMessage, step: int) -> list[ToolCallRecord]:
-    """Return every tool call of a reply, well-formed or not, with an id for each."""
+    """Return every tool call of a reply, well-formed or not, with an id for each.
+
+    The calls enter the state, so their arguments are first made storable (`storable_args`).
+    """
     calls: list[ToolCallRecord] = []
     for call in [*reply.tool_calls, *reply.invalid_tool_calls]:
         number = len(calls) + 1
@@ -102,21 +109,41 @@ def calls_of_reply(reply: AIMessage, step: int) -> list[ToolCallRecord]:
             ToolCallRecord(
                 id=valid_unicode(str(call.get("id") or f"call_{step}_{number}")),
                 name=valid_unicode(str(call.get("name") or "")),
-                args=_valid_json(call.get("args")) if call.get("args") is not None else {},
+                args=storable_args(call.get("args")) if call.get("args") is not None else {},
             )
         )
     return calls
 
 
-def _valid_json(value: Any) -> Any:
-    """Return a call's arguments with every string's invalid Unicode replaced (they enter the state)."""
+def storable_args(value: Any, depth: int = 0) -> Any:
+    """Return a call's arguments in a form every checkpointer stores, keeping each value's kind.
+
+    Strings get invalid Unicode replaced; integers beyond 64 bits (which the checkpoint
+    serializer refuses) become the nearest float; lists and objects nested deeper than
+    `MAX_ARGUMENT_DEPTH` are cut to empty ones (deep nesting overflows the stack of
+    whatever walks it next); other values become null. A number, a list or an object
+    stays one, so `parse` still refuses it as a non-text argument, saying which kind it is.
+    """
     if isinstance(value, str):
         return valid_unicode(value)
+    if value is None or isinstance(value, bool | float):
+        return value
+    if isinstance(value, int):
+        return value if _INT64_MIN <= value <= _INT64_MAX else _nearest_float(value)
     if isinstance(value, Mapping):
-        return {_valid_json(k): _valid_json(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_valid_json(v) for v in value]
-    return value
+        if depth >= MAX_ARGUMENT_DEPTH:
+            return {}
+        return {valid_unicode(str(k)): storable_args(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [] if depth >= MAX_ARGUMENT_DEPTH else [storable_args(v, depth + 1) for v in value]
+    return None
+
+
+def _nearest_float(value: int) -> float:
+    try:
+        return float(value)
+    except OverflowError:
+        return math.copysign(math.inf, value)
 
 
 def render_call(call: Mapping[str, Any]) -> str:
