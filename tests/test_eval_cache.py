@@ -12,6 +12,7 @@ from support import (
     EVAL_SCRIPT,
     GOOD_RUN,
     QUESTION,
+    TOOLS_RUN,
     SpyModel,
     eval_config,
     snapshot_eval,
@@ -248,3 +249,100 @@ def test_recorded_run_replays_offline_from_two_files(
         for seed, m in replay["metrics"]["per_seed"].items()
     }
     assert _records(tmp_path / "again") == replayed  # a replay of a replay: every field but timings
+
+
+TOOLS_SCRIPT: list[ScriptOutput] = [
+    {"tool": "search", "args": {"title": "Scott Derrickson"}, "content": "look him up."},
+    {"tool": "serch", "args": {"title": "Ed Wood"}, "content": "next."},
+    {"tool": "search", "args": {"title": "Ed Wood"}, "content": "again."},
+    {"tool": "lookup", "args": {"keyword": "born"}, "content": "born?"},
+    {"tool": "finish", "args": {"answer": "Poughkeepsie, New York"}, "content": "done."},
+]
+
+
+def test_tools_protocol_eval_records_and_replays_tool_calls(
+    files: tuple[Path, Path], tmp_path: Path
+) -> None:
+    dataset, snapshot = files
+    cache = tmp_path / "model-cache.db"
+    first_model = SpyModel(outputs=TOOLS_SCRIPT)
+    first = snapshot_eval(
+        dataset, snapshot, tmp_path / "first", first_model, protocol="tools", model_cache=str(cache)
+    )
+    calls = len(first_model.prompts)
+    assert first["model_cache"]["misses"] == calls and first_model.tools  # tools were bound
+    replay_model = SpyModel(outputs=[{"tool": "finish", "args": {"answer": "no"}}], fail_after=0)
+    replay = snapshot_eval(
+        dataset,
+        snapshot,
+        tmp_path / "replay",
+        replay_model,
+        protocol="tools",
+        model_cache=str(cache),
+    )
+    assert replay_model.prompts == []
+    assert replay["model_cache"] == {"file": str(cache), "hits": calls, "misses": 0}
+    records = _records(tmp_path / "replay")
+    assert records == _records(tmp_path / "first")
+    assert [s["kind"] for s in records[0]["trajectory"]] == [
+        "executed",
+        "invalid",
+        "executed",
+        "executed",
+        "finish",
+    ]
+
+
+def test_cache_key_holds_the_bound_tools_and_the_calls_made(tmp_path: Path) -> None:
+    from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+
+    from wikireact.tools_protocol import TOOLS
+
+    inner = SpyModel(outputs=[{"tool": "search", "args": {"title": "Ed Wood"}}] * 4)
+    cached = CachedChatModel(
+        identity="scripted:x", store=SqliteModelCache(tmp_path / "c.db"), load_model=lambda: inner
+    )
+
+    def ask(tools: list[dict[str, Any]], title: str) -> AIMessage:
+        history = [
+            HumanMessage("Question: q"),
+            AIMessage("", tool_calls=[{"name": "search", "args": {"title": title}, "id": "a"}]),
+            ToolMessage("Observation 1: «same page»", tool_call_id="a", name="search"),
+        ]
+        reply = cached.bind_tools(tools).invoke(history, config={"metadata": {CALL_INDEX_KEY: 1}})
+        assert isinstance(reply, AIMessage)
+        return reply
+
+    first = ask(TOOLS, "Ed Wood")
+    assert first.tool_calls[0]["name"] == "search" and first.tool_calls[0]["args"] == {
+        "title": "Ed Wood"
+    }
+    assert inner.tools[-1] == TOOLS  # the real model got the tools
+    assert ask(TOOLS, "Ed Wood").tool_calls == first.tool_calls and cached.hits == 1
+    ask(TOOLS[:2], "Ed Wood")  # other tools bound: another entry
+    ask(TOOLS, "Scott Derrickson")  # another call in the history, same observation
+    assert cached.misses == 3 and len(inner.calls) == 3
+
+
+def test_ask_with_the_tools_protocol_replays_from_the_model_cache(tmp_path: Path) -> None:
+    snapshot = write_snapshot(tmp_path / "snap.db")
+    script = tmp_path / "s.json"
+    script.write_text(json.dumps(TOOLS_RUN))
+    cache = tmp_path / "cache.db"
+    runner = CliRunner()
+    base = [
+        *("ask", QUESTION, "--wiki", str(snapshot), "--json", "--model-cache", str(cache)),
+        *("--model", f"scripted:{script}", "--protocol", "tools"),
+    ]
+    first = runner.invoke(app, [*base, "--db", str(tmp_path / "a.db")])
+    assert first.exit_code == 0, first.output
+    assert "0 hits, 4 misses" in first.stderr
+    script.write_text(json.dumps([{"tool": "finish", "args": {"answer": "no"}}] * 4))
+    second = runner.invoke(app, [*base, "--db", str(tmp_path / "b.db")])
+    assert second.exit_code == 0, second.output
+    assert "4 hits, 0 misses" in second.stderr
+    replayed, recorded = json.loads(second.stdout), json.loads(first.stdout)
+    assert replayed["answer"] == recorded["answer"] == "yes"
+    assert [s["action"] for s in replayed["trajectory"]] == [
+        s["action"] for s in recorded["trajectory"]
+    ]

@@ -2,10 +2,12 @@
 
 `--model-cache PATH` wraps the chat model in `CachedChatModel`. A call whose key is in
 the file is answered from it (no model call); any other call goes to the model and is
-stored. A call's key is its messages, the model's identity (its `--model` string; the
-client settings wikireact gives that model, such as temperature 0 and 512 output tokens,
-come with it), the per-call sampling parameters (temperature, seed), the stop sequences,
-and the call's index (the step of an episode, the sample of CoT-SC).
+stored. A call's key is its messages (with the tool calls and tool-call ids of the tools
+protocol), the model's identity (its `--model` string; the client settings wikireact gives
+that model, such as temperature 0 and 512 output tokens, come with it), the per-call
+parameters (temperature, seed, and the bound tools), the stop sequences, and the call's
+index (the step of an episode, the sample of CoT-SC). A reply is stored with its text,
+token usage and tool calls, so tools-protocol runs replay like text ones.
 
 Why not LangChain's own chat-model cache (`BaseChatModel(cache=...)`)? It keys a call on
 the messages and the model object's parameters (`_get_llm_string`), which does not fit:
@@ -28,15 +30,18 @@ from typing import Any
 
 from langchain_core.caches import BaseCache
 from langchain_core.callbacks import CallbackManagerForLLMRun
-from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.language_models import BaseChatModel, LanguageModelInput
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, ChatResult, Generation
-from langchain_core.runnables import RunnableConfig
+from langchain_core.runnables import Runnable, RunnableConfig
+from langchain_core.tools import BaseTool
+from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import ConfigDict, PrivateAttr
 
 from wikireact.call_metadata import CALL_INDEX_KEY
-from wikireact.errors import ConfigurationError
+from wikireact.errors import ConfigurationError, ModelConfigurationError
 from wikireact.sqlite_files import ForeignFileError, check_writable_as
+from wikireact.tools_protocol import storable_args
 
 _TABLE = "wikireact_model_cache"
 _SCHEMA = f"CREATE TABLE IF NOT EXISTS {_TABLE}(key TEXT PRIMARY KEY, call TEXT NOT NULL, reply TEXT NOT NULL)"
@@ -79,7 +84,12 @@ class SqliteModelCache(BaseCache):
         if row is None:
             return None
         reply = json.loads(row[0])
-        message = AIMessage(content=reply["content"], usage_metadata=reply.get("usage_metadata"))
+        message = AIMessage(
+            content=reply["content"],
+            usage_metadata=reply.get("usage_metadata"),
+            tool_calls=reply.get("tool_calls", []),
+            invalid_tool_calls=reply.get("invalid_tool_calls", []),
+        )
         return [ChatGeneration(message=message)]
 
     def update(self, prompt: str, llm_string: str, return_val: Sequence[Generation]) -> None:
@@ -93,6 +103,7 @@ class SqliteModelCache(BaseCache):
         reply = {
             "content": message.content,
             "usage_metadata": getattr(message, "usage_metadata", None),
+            **_calls_of(message),
         }
         with self._lock:
             self._conn.execute(
@@ -129,13 +140,38 @@ def call_key(
     index: Any,
 ) -> tuple[str, str]:
     """Return a call's (prompt, llm_string) cache key."""
-    prompt = json.dumps([[m.type, m.content] for m in messages], ensure_ascii=False, sort_keys=True)
+    prompt = json.dumps([_message_key(m) for m in messages], ensure_ascii=False, sort_keys=True)
     llm_string = json.dumps(
         {"model": identity, "stop": list(stop or []), "params": params, "call": index},
         sort_keys=True,
         default=str,
     )
     return prompt, llm_string
+
+
+def _message_key(message: BaseMessage) -> list[Any]:
+    """Return a message as part of a key: type, text, and the calls it makes or answers."""
+    calls = getattr(message, "tool_calls", None)
+    if calls:
+        return [message.type, message.content, [[c["name"], c["args"], c["id"]] for c in calls]]
+    if isinstance(message, ToolMessage):
+        return [message.type, message.content, message.tool_call_id]
+    return [message.type, message.content]  # as before tool calls were cached: old keys hold
+
+
+def _calls_of(message: BaseMessage) -> dict[str, Any]:
+    """Return a reply's tool calls as stored and replayed (arguments as the state keeps them)."""
+    if not isinstance(message, AIMessage):
+        return {}
+    return {
+        "tool_calls": [
+            {"name": c["name"], "args": storable_args(c["args"]), "id": c["id"]}
+            for c in message.tool_calls
+        ],
+        "invalid_tool_calls": [
+            {**c, "args": storable_args(c.get("args"))} for c in message.invalid_tool_calls
+        ],
+    }
 
 
 class CachedChatModel(BaseChatModel):
@@ -178,11 +214,43 @@ class CachedChatModel(BaseChatModel):
         """Calls that went to the model."""
         return self._misses
 
+    def bind_tools(
+        self,
+        tools: Sequence[dict[str, Any] | type | Callable | BaseTool],
+        *,
+        tool_choice: str | None = None,
+        **kwargs: Any,
+    ) -> Runnable[LanguageModelInput, AIMessage]:
+        """Bind `tools` to every call: they are part of its key, and reach the real model on a miss."""
+        if tool_choice is not None:
+            kwargs["tool_choice"] = tool_choice
+        return self.bind(tools=[convert_to_openai_tool(t) for t in tools], **kwargs)
+
     def _real_model(self) -> BaseChatModel:
         with self._lock:
             if self._model is None:
                 self._model = self.load_model()
             return self._model
+
+    def _ask_real_model(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None,
+        config: RunnableConfig,
+        **kwargs: Any,
+    ) -> BaseMessage:
+        """Call the real model, with the bound tools bound to it too."""
+        model = self._real_model()
+        tools, tool_choice = kwargs.pop("tools", None), kwargs.pop("tool_choice", None)
+        if tools is None:
+            return model.invoke(messages, stop=stop, config=config, **kwargs)
+        try:
+            bound = model.bind_tools(tools, **({"tool_choice": tool_choice} if tool_choice else {}))
+        except NotImplementedError:
+            raise ModelConfigurationError(
+                f"the model {self.identity} has no tool calling; use --protocol text with it"
+            ) from None
+        return bound.invoke(messages, stop=stop, config=config, **kwargs)
 
     def _generate(
         self,
@@ -203,10 +271,12 @@ class CachedChatModel(BaseChatModel):
         with self._lock:
             self._misses += 1
         config: RunnableConfig = {"metadata": metadata}  # the call index, the question id
-        reply = self._real_model().invoke(messages, stop=stop, config=config, **kwargs)
+        reply = self._ask_real_model(messages, stop, config, **kwargs)
         # Keep exactly what a replay returns, so a first run and its replay give the same records.
         message = AIMessage(
-            content=reply.content, usage_metadata=getattr(reply, "usage_metadata", None)
+            content=reply.content,
+            usage_metadata=getattr(reply, "usage_metadata", None),
+            **_calls_of(reply),
         )
         generation = ChatGeneration(message=message)
         self.store.update(prompt, llm_string, [generation])
