@@ -346,3 +346,36 @@ def test_ask_with_the_tools_protocol_replays_from_the_model_cache(tmp_path: Path
     assert [s["action"] for s in replayed["trajectory"]] == [
         s["action"] for s in recorded["trajectory"]
     ]
+
+
+def test_a_corrupt_cache_row_is_named_with_its_file_and_fixed_by_deleting_it(
+    tmp_path: Path, cli_env: Path
+) -> None:
+    snapshot = write_snapshot(tmp_path / "snap.db")
+    script = tmp_path / "s.json"
+    script.write_text(json.dumps(GOOD_RUN))
+    cache = tmp_path / "cache.db"
+    runner = CliRunner()
+    base = [
+        *("ask", QUESTION, "--wiki", str(snapshot), "--model", f"scripted:{script}"),
+        *("--model-cache", str(cache), "--thread-id", "t1"),
+    ]
+    assert runner.invoke(app, [*base, "--db", str(tmp_path / "a.db")]).exit_code == 0
+    with sqlite3.connect(cache) as conn:
+        conn.execute("UPDATE wikireact_model_cache SET reply = '{\"cont' WHERE rowid = 1")
+    db = tmp_path / "b.db"
+    broken = runner.invoke(app, [*base, "--db", str(db)])
+    assert broken.exit_code == 1
+    message = " ".join(broken.stderr.split())
+    assert f"model cache {cache}: row 1 holds no readable reply" in message
+    assert "did not answer" not in message
+    assert (
+        "delete that row" in message and "once that is fixed, continue with `wikireact" in message
+    )
+    with sqlite3.connect(cache) as conn:
+        conn.execute("DELETE FROM wikireact_model_cache WHERE rowid = 1")
+    resumed = runner.invoke(
+        app, ["resume", "t1", "--db", str(db), "--model-cache", str(cache), "--json"]
+    )
+    assert resumed.exit_code == 0, resumed.output
+    assert json.loads(resumed.stdout)["answer"] == "yes" and "3 hits, 1 misses" in resumed.stderr

@@ -40,6 +40,7 @@ from pydantic import ConfigDict, PrivateAttr
 
 from wikireact.call_metadata import CALL_INDEX_KEY
 from wikireact.errors import ConfigurationError, ModelConfigurationError
+from wikireact.json_text import parse_json
 from wikireact.sqlite_files import ForeignFileError, check_writable_as
 from wikireact.tools_protocol import storable_args
 
@@ -76,20 +77,33 @@ class SqliteModelCache(BaseCache):
         return hashlib.sha256(json.dumps([prompt, llm_string]).encode()).hexdigest()
 
     def lookup(self, prompt: str, llm_string: str) -> Sequence[Generation] | None:
-        """Return the stored reply of this call, or None."""
+        """Return the stored reply of this call, or None; a row that holds none is a ModelCacheError."""
         with self._lock:
             row = self._conn.execute(
-                f"SELECT reply FROM {_TABLE} WHERE key = ?", (self._key(prompt, llm_string),)
+                f"SELECT rowid, reply FROM {_TABLE} WHERE key = ?", (self._key(prompt, llm_string),)
             ).fetchone()
         if row is None:
             return None
-        reply = json.loads(row[0])
-        message = AIMessage(
-            content=reply["content"],
-            usage_metadata=reply.get("usage_metadata"),
-            tool_calls=reply.get("tool_calls", []),
-            invalid_tool_calls=reply.get("invalid_tool_calls", []),
-        )
+        try:
+            reply = parse_json(row[1])
+            message = AIMessage(
+                content=reply["content"],
+                usage_metadata=reply.get("usage_metadata"),
+                tool_calls=reply.get("tool_calls", []),
+                invalid_tool_calls=reply.get("invalid_tool_calls", []),
+            )
+        except (
+            ValueError,
+            TypeError,
+            KeyError,
+            AttributeError,
+        ) as exc:  # pydantic's are ValueErrors
+            detail = (str(exc).strip().splitlines() or [""])[0][:200]
+            raise ModelCacheError(
+                f"model cache {self.path}: row {row[0]} holds no readable reply "
+                f"({type(exc).__name__}: {detail}); delete that row of {_TABLE} (or the file) "
+                "to ask the model again"
+            ) from None
         return [ChatGeneration(message=message)]
 
     def update(self, prompt: str, llm_string: str, return_val: Sequence[Generation]) -> None:

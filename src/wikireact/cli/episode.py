@@ -14,7 +14,7 @@ from wikireact.cli.approval import ApprovalPrompt
 from wikireact.cli.common import console, errors, fail, thread_config
 from wikireact.cli.display import result_json, show_result, show_step
 from wikireact.context import Context
-from wikireact.errors import EpisodeStoppedError, WikiOutageError
+from wikireact.errors import ConfigurationError, EpisodeStoppedError, WikiOutageError
 from wikireact.graph import build_graph
 from wikireact.model_cache import CachedChatModel
 from wikireact.threads import STORE_ERRORS, Store
@@ -105,6 +105,12 @@ def run_episode(
             130,
         )
     except EpisodeStoppedError as exc:
+        if isinstance(exc.__cause__, ConfigurationError):  # e.g. a model-cache row: fix it first
+            fail(
+                f"{str(exc.__cause__).rstrip('.')}. The episode is saved: once that is fixed, "
+                f"continue with `{hint}`",
+                1,
+            )
         alternative = " (or with --wiki offline)" if isinstance(exc, WikiOutageError) else ""
         fail(
             f"{str(exc).rstrip('.')}. The episode is saved: continue it later with `{hint}`{alternative}",

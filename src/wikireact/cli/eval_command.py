@@ -16,7 +16,7 @@ from wikireact.cli.common import errors, fail
 from wikireact.cli.eval_progress import EvalProgress
 from wikireact.cli.resolve import open_resources
 from wikireact.context import DEFAULT_MAX_STEPS, DEFAULT_MODEL
-from wikireact.errors import EpisodeStoppedError
+from wikireact.errors import ConfigurationError, EpisodeStoppedError
 from wikireact.eval.dataset import DatasetError
 from wikireact.eval.harness import EvalConfig, EvalError
 from wikireact.eval.methods import METHODS
@@ -276,6 +276,12 @@ def eval_command(
     except (EvalError, DatasetError, PromptFileError, ModelCacheError) as exc:
         fail(str(exc))
     except EpisodeStoppedError as exc:
+        if isinstance(exc.__cause__, ConfigurationError):  # e.g. a model-cache row: fix it first
+            fail(
+                f"{str(exc.__cause__).rstrip('.')}. Finished questions are saved in {out}: once "
+                "that is fixed, continue with --resume",
+                1,
+            )
         fail(
             f"{str(exc).rstrip('.')}. Finished questions are saved in {out}: continue later with --resume",
             1,
