@@ -97,6 +97,19 @@ def first_page_then_garbage(path: Path) -> None:
     path.write_bytes(data[:4096] + os.urandom(len(data) - 4096))
 
 
+def corrupt_wal_db(path: Path) -> None:
+    """A WAL-mode database cut after its 100-byte header: reading it in WAL mode makes -wal/-shm."""
+    other_programs_wal_db(path)
+    data = path.read_bytes()
+    path.write_bytes(data[:100] + b"\xff" * (len(data) - 100))
+
+
+def truncated_wal_db(path: Path) -> None:
+    other_programs_wal_db(path)
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2])
+
+
 MAKERS: dict[str, Callable[[Path], None]] = {
     "another program's db": other_programs_db,
     "another program's WAL db": other_programs_wal_db,
@@ -108,7 +121,10 @@ MAKERS: dict[str, Callable[[Path], None]] = {
     "garbage": garbage,
     "a SQLite header then garbage": sqlite_header_then_garbage,
     "a corrupt SQLite file": first_page_then_garbage,
+    "a corrupt WAL-mode file": corrupt_wal_db,
+    "a truncated WAL-mode file": truncated_wal_db,
 }
+CORRUPT = ["a SQLite header then garbage", "a corrupt WAL-mode file", "a truncated WAL-mode file"]
 NOT_CHECKPOINTS = [name for name in MAKERS if name != "a checkpoint file"]
 NOT_SNAPSHOTS = [name for name in MAKERS if name != "a snapshot"]
 
@@ -213,6 +229,18 @@ def test_model_cache_refuses_files_that_are_not_model_caches(
             ],
         ),
         "cannot use model cache",
+    )
+
+
+@pytest.mark.parametrize("kind", CORRUPT)
+def test_wiki_refuses_a_corrupt_snapshot_and_leaves_it_alone(
+    tmp_path: Path, kind: str, script: str
+) -> None:
+    refused_untouched(
+        tmp_path,
+        kind,
+        lambda wiki: runner.invoke(app, ["ask", QUESTION, "--model", script, "--wiki", str(wiki)]),
+        "is not a readable wikireact snapshot",
     )
 
 

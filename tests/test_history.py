@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -72,3 +77,48 @@ def test_other_savers_are_listed_from_snapshots(wiki: MemorySource) -> None:
     graph.invoke({"question": QUESTION}, thread())
     listed = list_checkpoints(saver, "t1")
     assert listed == from_snapshots(graph, "t1") and listed[0].status == "finished"
+
+
+def without_write_permission(command: list[str]) -> list[str]:
+    """Run `command` bound by file permissions (root drops the capabilities that bypass them)."""
+    if os.geteuid() != 0:
+        return command
+    if shutil.which("setpriv") is None:
+        pytest.skip("running as root without setpriv: permissions cannot be enforced")
+    return ["setpriv", "--bounding-set=-dac_override,-dac_read_search", *command]
+
+
+@pytest.mark.parametrize("with_wal", [False, True], ids=["closed", "open-writer"])
+def test_history_reads_a_checkpoint_file_in_a_read_only_directory(
+    tmp_path: Path, wiki: MemorySource, with_wal: bool
+) -> None:
+    folder = tmp_path / "shared"
+    folder.mkdir()
+    db = folder / "threads.db"
+    store = ThreadStore(db)
+    store.register("t1", QUESTION, Context(model="scripted:x", wiki="offline"))
+    graph = build_graph(store.saver, model=ScriptedChatModel(outputs=GOOD_RUN), wiki=wiki)
+    graph.invoke({"question": QUESTION}, thread("t1"), durability="sync")
+    if not with_wal:
+        store.close()
+    before = {p.name: p.read_bytes() for p in folder.iterdir()}
+    folder.chmod(0o555)
+    try:
+        done = subprocess.run(
+            without_write_permission(
+                [sys.executable, "-m", "wikireact", "history", "t1", "--db", str(db), "--json"]
+            ),
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    finally:
+        folder.chmod(0o755)
+        if with_wal:
+            store.close()
+    assert done.returncode == 0, done.stderr
+    shown = json.loads(done.stdout)
+    assert shown["answer"] == "yes" and shown["status"] == "finished"
+    if not with_wal:
+        assert {p.name: p.read_bytes() for p in folder.iterdir()} == before

@@ -10,11 +10,15 @@ no `user_version` and no tables written.
 from __future__ import annotations
 
 import sqlite3
+import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TypeVar
 
 from wikireact.errors import ConfigurationError
 
 SQLITE_HEADER = b"SQLite format 3\x00"
+T = TypeVar("T")
 
 
 class ForeignFileError(ConfigurationError):
@@ -60,29 +64,63 @@ def remove_database(path: Path) -> None:
         Path(f"{path}{suffix}").unlink(missing_ok=True)
 
 
-def _schema(path: Path) -> tuple[set[str], set[str], int]:
-    """Return the names of all schema objects, of the tables, and the user_version, read-only.
+def read_untouched(
+    path: Path, read: Callable[[sqlite3.Connection], T], *, keep_open: bool = False
+) -> T:
+    """Return `read(connection)` on a read-only connection that creates no file beside `path`.
 
-    With no journal or WAL file beside it, the file is read as immutable: a read-only
-    connection to a WAL database would otherwise leave `-wal` and `-shm` files behind.
+    With no `-wal` or `-journal` beside it, no connection is writing the file, so it is
+    read as immutable: an ordinary read-only connection to a WAL-mode file would create
+    `-wal` and `-shm` files (and leave them if the file is refused). If that read fails and
+    a writer has appeared meanwhile (its `-wal` or `-journal` is there now), the file is
+    read the ordinary way, beside the writer's own files; otherwise the error is raised.
+    With `keep_open` the connection stays open after a successful `read` (which may return
+    it), for a reader that goes on reading.
+
+    Raises:
+        sqlite3.Error: the file cannot be read (corrupt, not SQLite, unreadable).
     """
-    sidecars = any(Path(f"{path}{suffix}").exists() for suffix in ("-wal", "-journal"))
-    modes = ["mode=ro"] if sidecars else ["mode=ro&immutable=1", "mode=ro"]
-    for attempt, mode in enumerate(modes, start=1):
+    immutable = not _has_sidecars(path)
+    while True:
+        mode = "mode=ro&immutable=1" if immutable else "mode=ro"
         try:
-            conn = sqlite3.connect(f"{path.resolve().as_uri()}?{mode}", uri=True, timeout=30)
+            conn = sqlite3.connect(
+                f"{path.resolve().as_uri()}?{mode}", uri=True, timeout=30, check_same_thread=False
+            )
             try:
-                rows = conn.execute("SELECT type, name FROM sqlite_master").fetchall()
-                user_version = int(conn.execute("PRAGMA user_version").fetchone()[0])
-            finally:
+                result = read(conn)
+            except BaseException:
                 conn.close()
-        except sqlite3.Error as exc:
-            if attempt == len(modes):
-                raise ForeignFileError(f"it is not a readable SQLite database ({exc})") from None
-            continue  # e.g. a writer started meanwhile: read it the ordinary way
-        return (
-            {str(name) for _, name in rows},
-            {str(name) for kind, name in rows if kind == "table"},
-            user_version,
-        )
-    raise AssertionError("unreachable")
+                raise
+            if not keep_open:
+                conn.close()
+            return result
+        except sqlite3.Error:
+            if not immutable:
+                raise
+            time.sleep(0.05)  # a writer that was starting has made its -wal/-journal by now
+            if not _has_sidecars(path):
+                raise
+            immutable = False
+
+
+def _has_sidecars(path: Path) -> bool:
+    return any(Path(f"{path}{suffix}").exists() for suffix in ("-wal", "-journal"))
+
+
+def _schema(path: Path) -> tuple[set[str], set[str], int]:
+    """Return the names of all schema objects, of the tables, and the user_version, read-only."""
+
+    def read(conn: sqlite3.Connection) -> tuple[list[Any], int]:
+        rows = conn.execute("SELECT type, name FROM sqlite_master").fetchall()
+        return rows, int(conn.execute("PRAGMA user_version").fetchone()[0])
+
+    try:
+        rows, user_version = read_untouched(path, read)
+    except sqlite3.Error as exc:
+        raise ForeignFileError(f"it is not a readable SQLite database ({exc})") from None
+    return (
+        {str(name) for _, name in rows},
+        {str(name) for kind, name in rows if kind == "table"},
+        user_version,
+    )

@@ -22,7 +22,7 @@ from wikireact import runlock
 from wikireact.context import Context
 from wikireact.paths import data_dir
 from wikireact.saver import CompactSqliteSaver, CompressingSerializer
-from wikireact.sqlite_files import ForeignFileError, check_writable_as
+from wikireact.sqlite_files import ForeignFileError, check_writable_as, read_untouched
 from wikireact.thread_settings import (
     ThreadBusyError,
     ThreadStoreError,
@@ -117,8 +117,12 @@ def runner(store: Store, thread_id: str) -> Iterator[None]:
         store.release(thread_id)
 
 
-def open_store(db: str | Path | None = None) -> Store:
-    """Open a SQLite checkpoint file (path, default: per-user) or a PostgreSQL URL."""
+def open_store(db: str | Path | None = None, *, read_only: bool = False) -> Store:
+    """Open a SQLite checkpoint file (path, default: per-user) or a PostgreSQL URL.
+
+    `read_only` opens a SQLite file for reading only (see `ThreadStore`); it does not
+    apply to PostgreSQL.
+    """
     if is_postgres_url(db):
         try:
             from wikireact.threads_postgres import PostgresThreadStore
@@ -127,14 +131,21 @@ def open_store(db: str | Path | None = None) -> Store:
                 f"PostgreSQL support is not installed ({exc.name}): pip install 'wikireact[postgres]'"
             ) from None
         return PostgresThreadStore(str(db))
-    return ThreadStore(db or default_db_path())
+    return ThreadStore(db or default_db_path(), read_only=read_only)
 
 
 class ThreadStore:
     """A checkpoint file: a `SqliteSaver`, the settings of every thread, run locks."""
 
-    def __init__(self, path: str | Path) -> None:
-        """Open (creating if needed) the checkpoint file at `path`."""
+    _wal: WalCheckpointer | None = None
+
+    def __init__(self, path: str | Path, *, read_only: bool = False) -> None:
+        """Open (creating if needed) the checkpoint file at `path`.
+
+        With `read_only` the file is only read, through a connection that creates no file
+        beside it (`sqlite_files.read_untouched`): it works in a read-only directory and
+        leaves the file and its directory as they were.
+        """
         path = Path(path)
         self.path = path
         self.location = str(path)
@@ -142,6 +153,9 @@ class ThreadStore:
             check_writable_as(path, MARKER_TABLES)
         except ForeignFileError as exc:
             raise ThreadStoreError(f"cannot use checkpoint file {path}: {exc}") from None
+        if read_only:
+            self._open_read_only(path)
+            return
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             self.conn = sqlite3.connect(path, check_same_thread=False, timeout=30)
@@ -167,6 +181,14 @@ class ThreadStore:
         except (sqlite3.Error, OSError) as exc:
             raise ThreadStoreError(f"cannot use checkpoint file {path}: {exc}") from None
 
+    def _open_read_only(self, path: Path) -> None:
+        try:
+            self.conn = read_untouched(path, lambda conn: conn, keep_open=True)
+        except sqlite3.Error as exc:
+            raise ThreadStoreError(f"cannot use checkpoint file {path}: {exc}") from None
+        self.saver = CompactSqliteSaver(self.conn, serde=CompressingSerializer())
+        self.saver.is_setup = True  # its tables are there, or the thread is unknown
+
     def register(
         self, thread_id: str, question: str, context: Context, snapshot_id: str | None = None
     ) -> None:
@@ -191,9 +213,14 @@ class ThreadStore:
             ) from None
 
     def _registered(self, thread_id: str) -> tuple[str, str]:
-        row = self.conn.execute(
-            "SELECT question, settings FROM wikireact_threads WHERE thread_id = ?", (thread_id,)
-        ).fetchone()
+        try:
+            row = self.conn.execute(
+                "SELECT question, settings FROM wikireact_threads WHERE thread_id = ?", (thread_id,)
+            ).fetchone()
+        except sqlite3.OperationalError as exc:  # read-only: an empty file has no tables yet
+            if "no such table" not in str(exc):
+                raise
+            row = None
         if row is None:
             raise ThreadStoreError(f"unknown thread id {thread_id!r} in {self.path}")
         return str(row[0]), str(row[1])
@@ -226,5 +253,6 @@ class ThreadStore:
 
     def close(self) -> None:
         """Close the file."""
-        self._wal.close()
+        if self._wal is not None:
+            self._wal.close()
         self.conn.close()

@@ -170,14 +170,14 @@ def _thread_exists(store: Store, thread_id: str) -> bool:
     return True
 
 
-def _existing_store(db: str | None, thread_id: str) -> Store:
+def _existing_store(db: str | None, thread_id: str, *, read_only: bool = False) -> Store:
     """Open the checkpoint store that holds `thread_id`; never create an empty SQLite file."""
     path = db or default_db_path()
     if not is_postgres_url(db) and not Path(path).exists():
         fail(
             f"unknown thread id {thread_id!r}: there is no checkpoint file at {path} (wrong --db?)"
         )
-    return open_store(db)
+    return open_store(db, read_only=read_only)
 
 
 def _checkpoint_config(store: Store, thread_id: str, checkpoint_id: str) -> RunnableConfig:
@@ -288,7 +288,7 @@ def history(
     ] = False,
 ) -> None:
     """Show THREAD as a transcript (question, status, answer, steps), then its checkpoints."""
-    with closing(_existing_store(db, thread_id)) as store:
+    with closing(_existing_store(db, thread_id, read_only=True)) as store:
         question = store.question(thread_id)
         graph = build_graph(store.saver)
         config = thread_config(thread_id)

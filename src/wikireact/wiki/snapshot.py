@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from wikireact.errors import ConfigurationError
-from wikireact.sqlite_files import ForeignFileError, check_writable_as
+from wikireact.sqlite_files import ForeignFileError, check_writable_as, read_untouched
 from wikireact.wiki.base import Disambiguation, Page, RequestCounter, WikiPageUnreadableError
 
 SCHEMA_VERSION = 1
@@ -87,10 +87,20 @@ class SnapshotStore:
 
     @classmethod
     def open_readonly(cls, path: Path) -> SnapshotStore:
-        """Open an existing snapshot for reading only."""
+        """Open an existing snapshot for reading only.
+
+        It is checked first through a connection that creates no file beside it, so a file
+        that is refused (corrupt, not a snapshot) is left exactly as it was.
+        """
         if not path.is_file():
             raise SnapshotError(f"snapshot not found: {path}")
+
+        def check(conn: sqlite3.Connection) -> None:
+            _check_version(conn, path)
+            conn.execute("SELECT 1 FROM pages LIMIT 1").fetchall()
+
         try:
+            read_untouched(path, check)
             conn = sqlite3.connect(
                 f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=30, check_same_thread=False
             )
