@@ -10,6 +10,7 @@ import json
 import random
 import sqlite3
 from collections.abc import Callable
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -83,7 +84,7 @@ def snapshot(tmp_path: Path) -> Path:
 def test_debug_flag_is_parsed(
     value: str, traceback: bool, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    def broken(*args: object) -> None:
+    def broken(*args: object, **kwargs: object) -> None:
         raise RuntimeError("boom")
 
     monkeypatch.setattr(cli, "open_store", broken)  # the CLI opens every --db through open_store
@@ -316,6 +317,62 @@ def test_corrupt_snapshot_page_mid_episode_is_an_observation(tmp_path: Path) -> 
     )
     assert observations[1].startswith("Filler page 3.")
     assert out["answer"] == "done"
+
+
+@pytest.mark.parametrize(
+    ("title", "update"),
+    [
+        ("Target", "UPDATE pages SET body = CAST(body AS BLOB) WHERE title = 'Target'"),
+        ("Choice", "UPDATE pages SET body = CAST('[\"Filler 1\"]' AS BLOB) WHERE title = 'Choice'"),
+        ("Choice", "UPDATE pages SET body = '{\"not\": \"a list\"}' WHERE title = 'Choice'"),
+        ("Target", "UPDATE pages SET title = CAST(title AS BLOB) WHERE title = 'Target'"),
+        ("Jump", "UPDATE pages SET body = CAST('Target' AS BLOB) WHERE title = 'Jump'"),
+    ],
+)
+def test_a_snapshot_row_of_the_wrong_type_is_an_observation(
+    tmp_path: Path, title: str, update: str
+) -> None:
+    """A row whose text is stored as a BLOB or a number (another tool wrote it) is unreadable."""
+    wiki = tmp_path / "odd.db"
+    make_snapshot(wiki, {"Target": "Target text.", "Filler 1": "Filler page 1."})
+    with sqlite3.connect(wiki) as conn:
+        conn.execute(
+            "INSERT INTO pages(title, norm_title, kind, body) VALUES "
+            "('Choice', 'choice', 'disambiguation', '[\"Filler 1\"]'), "
+            "('Jump', 'jump', 'redirect', 'Target')"
+        )
+        conn.execute(update)
+    model = write_script(
+        tmp_path, [f"Action: Search[{title}]", "Action: Search[Filler 1]", "Action: Finish[done]"]
+    )
+    result = runner.invoke(app, ["ask", QUESTION, "--model", model, "--wiki", str(wiki), "--json"])
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout)
+    observations = [step["observation"] for step in out["trajectory"]]
+    assert observations[0].startswith("The snapshot could not be read here (")
+    assert observations[1].startswith("Filler page 1.") and out["answer"] == "done"
+
+
+@pytest.mark.parametrize("version", ["abc", "", "1.5", b"1"])
+def test_a_snapshot_with_an_unreadable_schema_version_is_refused(
+    tmp_path: Path, version: str | bytes
+) -> None:
+    (tmp_path / "snap").mkdir()
+    wiki = tmp_path / "snap" / "odd.db"
+    make_snapshot(wiki, PAGES)
+    with closing(sqlite3.connect(wiki)) as conn, conn:
+        conn.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (version,))
+    before = {p.name: p.read_bytes() for p in wiki.parent.iterdir()}
+    model = write_script(tmp_path, GOOD_RUN)
+    used = runner.invoke(app, ["ask", QUESTION, "--model", model, "--wiki", str(wiki)])
+    assert used.exit_code == 2
+    one_line(used, str(wiki), "schema_version")
+    pages = tmp_path / "pages.jsonl"
+    pages.write_text(json.dumps({"title": "A", "text": "B."}) + "\n")
+    written = runner.invoke(app, ["snapshot", "import", str(pages), "--out", str(wiki)])
+    assert written.exit_code == 2
+    one_line(written, str(wiki), "schema_version")
+    assert {p.name: p.read_bytes() for p in wiki.parent.iterdir()} == before
 
 
 # Bad scripts, bad import files

@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from wikireact.errors import ConfigurationError
+from wikireact.json_text import JsonTextError, parse_json
 from wikireact.sqlite_files import ForeignFileError, check_writable_as, read_untouched
 from wikireact.wiki.base import Disambiguation, Page, RequestCounter, WikiPageUnreadableError
 
@@ -47,6 +48,10 @@ class SnapshotError(ConfigurationError):
     """The file is missing, unreadable, not a snapshot, or from a newer wikireact."""
 
 
+class MalformedRowError(sqlite3.DatabaseError):
+    """A row holds a value of the wrong type (e.g. a BLOB where text belongs): like a corrupt page."""
+
+
 def normalize_title(title: str) -> str:
     """Case- and whitespace-insensitive form of a title (underscores count as spaces)."""
     return " ".join(title.replace("_", " ").split()).casefold()
@@ -70,12 +75,15 @@ class SnapshotStore:
         """
         try:
             check_writable_as(path, MARKER_TABLES)
+            if path.is_file() and path.stat().st_size:  # refused versions leave it as it was
+                read_untouched(path, lambda conn: _check_version(conn, path))
         except ForeignFileError as exc:
+            raise SnapshotError(f"cannot write snapshot {path}: {exc}") from None
+        except (sqlite3.Error, OSError) as exc:
             raise SnapshotError(f"cannot write snapshot {path}: {exc}") from None
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             conn = sqlite3.connect(path, timeout=30, check_same_thread=False, isolation_level=None)
-            _check_version(conn, path)
             conn.execute("PRAGMA journal_mode=WAL")
             conn.executescript(_SCHEMA)
             conn.execute(
@@ -133,6 +141,9 @@ class SnapshotStore:
                     "ORDER BY kind = 'page' DESC, id LIMIT 1",
                     (normalize_title(title),),
                 ).fetchone()
+        if found is not None and not all(isinstance(value, str) for value in found):
+            kinds = ", ".join(type(value).__name__ for value in found)
+            raise MalformedRowError(f"the row of {title!r} is not text ({kinds})")
         return found
 
     def lookup(self, title: str, *, fuzzy: bool) -> tuple[bool, Page | Disambiguation | None]:
@@ -149,7 +160,7 @@ class SnapshotStore:
             if kind == "page":
                 return True, Page(found_title, body)
             if kind == "disambiguation":
-                return True, Disambiguation(found_title, json.loads(body))
+                return True, Disambiguation(found_title, _titles(body, found_title))
             if kind == "missing":
                 return True, None
             wanted, fuzzy = body, False
@@ -204,7 +215,7 @@ class SnapshotStore:
             row = self.conn.execute(
                 "SELECT titles FROM searches WHERE query = ?", (query,)
             ).fetchone()
-        return json.loads(row[0]) if row else None
+        return _titles(row[0], query) if row else None
 
     def record_search(self, query: str, titles: list[str]) -> None:
         """Remember the titles a search returned."""
@@ -247,6 +258,17 @@ class SnapshotStore:
             )
 
 
+def _titles(stored: object, key: str) -> list[str]:
+    """Return a JSON list of titles stored in a row; anything else is a `MalformedRowError`."""
+    try:
+        titles = parse_json(stored) if isinstance(stored, str) else None
+    except JsonTextError:
+        titles = None
+    if not isinstance(titles, list) or not all(isinstance(t, str) for t in titles):
+        raise MalformedRowError(f"the titles stored for {key!r} are not a JSON list of text")
+    return titles
+
+
 def _words(text: str) -> Iterator[str]:
     current = []
     for ch in text:
@@ -266,6 +288,11 @@ def _check_version(conn: sqlite3.Connection, path: Path) -> None:
     if not has_meta:
         return
     row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    if row and not (isinstance(row[0], str) and row[0].isascii() and row[0].isdigit()):
+        raise SnapshotError(
+            f"{path} is not a snapshot wikireact can read: its schema_version is {row[0]!r}, "
+            "not a whole number"
+        )
     if row and int(row[0]) > SCHEMA_VERSION:
         raise SnapshotError(
             f"{path} was written by a newer wikireact (schema {row[0]}, this one reads "
