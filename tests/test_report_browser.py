@@ -145,3 +145,49 @@ def test_page_needs_no_network(page: Path) -> None:
         "http://" not in text.split('<script id="data"')[0]
         and "https://" not in text.split('<script id="data"')[0]
     )
+
+
+@pytest.fixture(scope="module")
+def odd_page(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Runs whose data once blanked the page: a NaN score, a method named `constructor`, an id with `,`."""
+    root = tmp_path_factory.mktemp("odd")
+    runs = make_runs(root)
+    records = runs[0] / "trajectories.jsonl"
+    lines = sorted(
+        (json.loads(line) for line in records.read_text().splitlines()), key=lambda r: r["id"]
+    )
+    lines[0]["em"] = float("nan")
+    lines[1]["f1"] = float("inf")
+    lines[2]["id"] = "a,b"  # was q3
+    lines[3]["id"] = "q1,q2"  # was q4; the ids of two other questions, joined
+    records.write_text("".join(json.dumps(r) + "\n" for r in lines))  # bare NaN, as Python writes
+    report = json.loads((runs[1] / "report.json").read_text())
+    report["settings"]["method"] = "constructor"
+    report["metrics"]["mean"]["em"] = float("nan")
+    (runs[1] / "report.json").write_text(json.dumps(report))
+    target = root / "odd.html"
+    result = CliRunner().invoke(
+        app, ["eval", "report", *map(str, runs), "--paper", "--html", str(target)]
+    )
+    assert result.exit_code == 0, result.output
+    return target
+
+
+def test_odd_values_do_not_blank_the_page(odd_page: Path, tmp_path: Path) -> None:
+    dom = render(odd_page, "", tmp_path)
+    assert len(dom.sections) == 6 and dom.shown == "6"  # q1-q4 and the two renamed ids
+    assert len(dom.rows) == 12
+
+
+def test_a_question_id_with_a_comma_reopens_from_the_address(
+    odd_page: Path, tmp_path: Path
+) -> None:
+    # what the page writes for an opened question (URLSearchParams encodes the comma)
+    opened = render(odd_page, "#open=a%2Cb", tmp_path)
+    assert opened.trajectories == 1
+    both = render(odd_page, "#open=a%2Cb&open=q1%2Cq2", tmp_path)
+    assert both.trajectories == 2
+    # an address written before ids were encoded: a list joined with "," (an id matching
+    # the whole value first, as above)
+    legacy = render(odd_page, "#open=q2,q3", tmp_path)
+    assert legacy.trajectories == 3 + 2

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import html
 import json
+import math
 import re
 from dataclasses import dataclass, field
 from importlib.resources import files
@@ -43,6 +44,22 @@ def _votes(record: dict[str, Any]) -> str | None:
     if isinstance(votes, dict) and "votes" in votes and "samples" in votes:
         return f"{votes['votes']}/{votes['samples']}"
     return None
+
+
+def _score(value: Any) -> float | None:
+    """Return a score as a finite float, or None (shown as a dash) for NaN, Infinity or no number."""
+    try:
+        score = float(value)
+    except (TypeError, ValueError):
+        return None
+    return score if math.isfinite(score) else None
+
+
+def _text_or_none(value: Any) -> str | None:
+    """Return an answer as text (a non-text answer as its JSON), or None for no answer."""
+    if value is None or isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False)
 
 
 def page_data(runs: list[Run], *, paper: bool = False) -> dict[str, Any]:
@@ -87,9 +104,9 @@ def page_data(runs: list[Run], *, paper: bool = False) -> dict[str, Any]:
                     position[qid],
                     run_index,
                     int(record.get("seed", 0)),
-                    record.get("answer"),
-                    float(record.get("em", 0.0)),
-                    float(record.get("f1", 0.0)),
+                    _text_or_none(record.get("answer")),
+                    _score(record.get("em", 0.0)),
+                    _score(record.get("f1", 0.0)),
                     str(record.get("status", "?")),
                     category if category in CATEGORIES else categorize(record),
                     trajectory_index,
@@ -104,8 +121,8 @@ def page_data(runs: list[Run], *, paper: bool = False) -> dict[str, Any]:
                 "details": run.details,
                 "questions": run.questions,
                 "seeds": run.seeds,
-                "em": em[0],
-                "f1": f1[0],
+                "em": _score(em[0]),
+                "f1": _score(f1[0]),
                 "categories": run.categories(),
             }
         )
@@ -123,7 +140,10 @@ def page_data(runs: list[Run], *, paper: bool = False) -> dict[str, Any]:
 def render_page(runs: list[Run], *, paper: bool = False) -> str:
     """Return the whole HTML page."""
     template = files("wikireact.eval").joinpath("browser.html").read_text(encoding="utf-8")
-    data = json.dumps(page_data(runs, paper=paper), ensure_ascii=False, separators=(",", ":"))
+    # No NaN or Infinity (not JSON: the page's JSON.parse would fail and leave it blank).
+    data = json.dumps(
+        page_data(runs, paper=paper), ensure_ascii=False, separators=(",", ":"), allow_nan=False
+    )
     # In a <script> block only "</script" could end it early: no "<" reaches the page raw.
     data = data.replace("<", "\\u003c")
     names = ", ".join(f"{run.name} ({run.method})" for run in runs)
