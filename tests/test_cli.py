@@ -304,6 +304,8 @@ def test_corrupt_or_newer_checkpoint_files_are_refused(tmp_path: Path, snapshot_
         )
         assert result.exit_code == 2 and message in flat(result.stderr)
         assert db.read_bytes() == before  # nothing written
+        shown = runner.invoke(app, ["history", "t1", "--db", str(db)])  # which only reads
+        assert shown.exit_code == 2 and message in flat(shown.stderr)
 
 
 def test_wikipedia_outage_stops_with_a_resume_hint_not_an_answer(

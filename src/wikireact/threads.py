@@ -134,6 +134,17 @@ def open_store(db: str | Path | None = None, *, read_only: bool = False) -> Stor
     return ThreadStore(db or default_db_path(), read_only=read_only)
 
 
+def _check_schema_version(conn: sqlite3.Connection, path: Path) -> None:
+    """Refuse (closing `conn`) a checkpoint file written by a newer wikireact."""
+    found = int(conn.execute("PRAGMA user_version").fetchone()[0])
+    if found > SCHEMA_VERSION:
+        conn.close()
+        raise ThreadStoreError(
+            f"checkpoint file {path} was written by a newer wikireact (schema {found}, "
+            f"this one reads {SCHEMA_VERSION}); upgrade wikireact or use another --db"
+        )
+
+
 class ThreadStore:
     """A checkpoint file: a `SqliteSaver`, the settings of every thread, run locks."""
 
@@ -160,13 +171,7 @@ class ThreadStore:
             path.parent.mkdir(parents=True, exist_ok=True)
             self.conn = sqlite3.connect(path, check_same_thread=False, timeout=30)
             self.conn.execute("PRAGMA busy_timeout=30000")
-            found = int(self.conn.execute("PRAGMA user_version").fetchone()[0])
-            if found > SCHEMA_VERSION:
-                self.conn.close()
-                raise ThreadStoreError(
-                    f"checkpoint file {path} was written by a newer wikireact (schema {found}, "
-                    f"this one reads {SCHEMA_VERSION}); upgrade wikireact or use another --db"
-                )
+            _check_schema_version(self.conn, path)
             # WAL with synchronous=NORMAL: a commit survives the process being killed at any
             # moment (bench/kill_resume.py); only a power cut may lose the last commits.
             self.conn.execute("PRAGMA journal_mode=WAL")
@@ -182,8 +187,12 @@ class ThreadStore:
             raise ThreadStoreError(f"cannot use checkpoint file {path}: {exc}") from None
 
     def _open_read_only(self, path: Path) -> None:
+        def check(conn: sqlite3.Connection) -> sqlite3.Connection:
+            _check_schema_version(conn, path)
+            return conn
+
         try:
-            self.conn = read_untouched(path, lambda conn: conn, keep_open=True)
+            self.conn = read_untouched(path, check, keep_open=True)
         except sqlite3.Error as exc:
             raise ThreadStoreError(f"cannot use checkpoint file {path}: {exc}") from None
         self.saver = CompactSqliteSaver(self.conn, serde=CompressingSerializer())
