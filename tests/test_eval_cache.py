@@ -379,3 +379,44 @@ def test_a_corrupt_cache_row_is_named_with_its_file_and_fixed_by_deleting_it(
     )
     assert resumed.exit_code == 0, resumed.output
     assert json.loads(resumed.stdout)["answer"] == "yes" and "3 hits, 1 misses" in resumed.stderr
+
+
+def test_a_groq_tools_protocol_episode_is_recorded_and_replayed_offline(tmp_path: Path) -> None:
+    """Groq's client (against a local stand-in) records tool calls; the replay needs no server."""
+    from fault_server import FaultServer
+    from langchain_groq import ChatGroq
+    from langgraph.checkpoint.memory import InMemorySaver
+    from pydantic import SecretStr
+    from support import PAGES, thread
+    from test_tools_protocol import groq_tool_reply
+
+    from wikireact import Context, MemorySource, build_graph
+
+    def episode(load_model: Any) -> dict[str, Any]:
+        model = CachedChatModel(
+            identity="groq:qwen/qwen3.6-27b",
+            store=SqliteModelCache(tmp_path / "cache.db"),
+            load_model=load_model,
+        )
+        graph = build_graph(InMemorySaver(), model=model, wiki=MemorySource(PAGES))
+        graph.invoke({"question": QUESTION}, thread(), context=Context(protocol="tools"))
+        return dict(graph.get_state(thread()).values)
+
+    with FaultServer(groq_tool_reply, lambda n: None) as server:
+        recorded = episode(
+            lambda: ChatGroq(
+                model="qwen/qwen3.6-27b",
+                api_key=SecretStr("test-key"),
+                base_url=server.url,
+                timeout=5.0,
+                max_retries=0,
+            )
+        )
+        assert server.count == 4
+    replayed = episode(lambda: pytest.fail("the replay must not load the model"))
+    assert replayed["answer"] == recorded["answer"] == "yes"
+    assert replayed["trajectory"] == recorded["trajectory"]
+    assert replayed["trajectory"][1]["calls"] == [
+        {"id": "call_groq_1", "name": "search", "args": {"title": "Ed Wood"}}
+    ]
+    assert [a["input_tokens"] for a in replayed["audit"]] == [100, 101, 102, 103]
