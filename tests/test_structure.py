@@ -23,6 +23,7 @@ LAYERS: list[tuple[str, ...]] = [
         "runlock",
         "compact",
         "pgcluster",
+        "json_text",
     ),
     (
         "exemplars",
