@@ -269,3 +269,54 @@ def test_two_eval_resumes_on_one_directory_do_not_both_run(tmp_path: Path) -> No
     assert first.returncode == 0, stderr
     ids = [json.loads(line)["id"] for line in records.read_text().splitlines()]
     assert sorted(ids) == ["q0", "q1", "q2", "q3"]  # each recorded once
+
+
+def test_a_shared_run_records_and_reports_what_one_process_does(
+    tmp_path: Path, pg_url: str
+) -> None:
+    """Same records (error categories included, which need `supporting_facts`) and same report."""
+    dataset = tmp_path / "facts.json"
+    dataset.write_text(
+        json.dumps(
+            [
+                {
+                    "_id": f"q{i}",
+                    "question": f"Where did Ed Wood die ({i})?",
+                    "answer": "Los Angeles" if i % 2 else "Poughkeepsie, New York",
+                    # Tim Burton's page is never opened: a search miss, though the gold
+                    # answer was seen ("He died in Los Angeles.")
+                    "supporting_facts": [["Ed Wood", 4], ["Tim Burton", 0]],
+                }
+                for i in range(4)
+            ]
+        )
+    )
+    snapshot = write_snapshot(tmp_path / "snap.db")
+    source = SnapshotSource.open(snapshot)
+    reports = {
+        name: run_eval(
+            config(dataset, snapshot, seeds=2),
+            tmp_path / name,
+            model=ScriptedChatModel(outputs=SCRIPT),
+            wiki=source,
+            **extra,
+        )
+        for name, extra in (("single", {}), ("shared", {"db": pg_url, "run": "facts"}))
+    }
+
+    def records(name: str) -> list[dict[str, Any]]:
+        lines = (tmp_path / name / "trajectories.jsonl").read_text().splitlines()
+        rows = [{k: v for k, v in json.loads(x).items() if k != "latency_s"} for x in lines]
+        return sorted(rows, key=lambda r: (r["id"], r["seed"]))
+
+    assert records("shared") == records("single")
+    assert {r["category"] for r in records("shared")} == {"correct", "search_miss"}
+    strip = lambda m: {k: v for k, v in m.items() if k not in TIMINGS}  # noqa: E731
+    single, shared = reports["single"]["metrics"], reports["shared"]["metrics"]
+    assert strip(shared["mean"]) == strip(single["mean"])
+    assert shared["categories"] == single["categories"] == {
+        **dict.fromkeys(single["categories"], 0),
+        "correct": 4,
+        "search_miss": 4,
+    }
+    assert shared["categories_per_seed"] == single["categories_per_seed"]

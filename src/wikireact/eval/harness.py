@@ -34,7 +34,6 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from wikireact.context import DEFAULT_MAX_STEPS, Context
 from wikireact.errors import ConfigurationError
-from wikireact.eval.categories import categorize
 from wikireact.eval.dataset import Item, file_digest, load_dataset, sample
 from wikireact.eval.methods import EPISODE_METHODS, METHODS, Method, MethodSettings, run_method
 from wikireact.eval.metrics import summarize
@@ -364,7 +363,6 @@ def _run_questions(
 
         def one(item: Item, seed: int) -> None:
             record = run_method(config.method, item, seed, method_settings)
-            record["category"] = categorize(record, item.pages)
             line = json_line(record)
             with lock:
                 sink.write(line)

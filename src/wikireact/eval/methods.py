@@ -25,6 +25,7 @@ from wikireact.eval.baselines import (
     run_cot_sc,
     run_standard,
 )
+from wikireact.eval.categories import categorize
 from wikireact.eval.dataset import Item
 from wikireact.eval.scoring import exact_match, f1_score, is_supported, is_yes_no
 from wikireact.eval.turns import Turns
@@ -94,14 +95,17 @@ def _episode(
 
 
 def run_method(method: Method, item: Item, seed: int, settings: MethodSettings) -> dict[str, Any]:
-    """Answer `item` with `method` and score it; the gold answer never reaches the model.
+    """Answer `item` with `method`, score it and give it its error category (`categorize`).
 
-    The worker holds the run's turn (`MethodSettings.turns`) while it computes; the record's
+    The gold answer never reaches the model. Single-process and shared runs both record
+    what this returns, so their records are the same. The worker holds the run's turn (`MethodSettings.turns`) while it computes; the record's
     `latency_s` counts from before the turn is taken, so it includes waits for it.
     """
     start = time.perf_counter()
     with settings.computing():
-        return _run_method(method, item, seed, settings, start)
+        record = _run_method(method, item, seed, settings, start)
+    record["category"] = categorize(record, item.pages)
+    return record
 
 
 def _run_method(
