@@ -98,8 +98,9 @@ def run_method(method: Method, item: Item, seed: int, settings: MethodSettings) 
     """Answer `item` with `method`, score it and give it its error category (`categorize`).
 
     The gold answer never reaches the model. Single-process and shared runs both record
-    what this returns, so their records are the same. The worker holds the run's turn (`MethodSettings.turns`) while it computes; the record's
-    `latency_s` counts from before the turn is taken, so it includes waits for it.
+    what this returns, so their records are the same. The worker holds the run's turn
+    (`MethodSettings.turns`) while it computes; the record's `latency_s` counts from
+    before the turn is taken, so it includes waits for it.
     """
     start = time.perf_counter()
     with settings.computing():
