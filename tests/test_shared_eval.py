@@ -293,6 +293,7 @@ def test_a_shared_run_records_and_reports_what_one_process_does(
     )
     snapshot = write_snapshot(tmp_path / "snap.db")
     source = SnapshotSource.open(snapshot)
+    extras: dict[str, dict[str, Any]] = {"single": {}, "shared": {"db": pg_url, "run": "facts"}}
     reports = {
         name: run_eval(
             config(dataset, snapshot, seeds=2),
@@ -301,7 +302,7 @@ def test_a_shared_run_records_and_reports_what_one_process_does(
             wiki=source,
             **extra,
         )
-        for name, extra in (("single", {}), ("shared", {"db": pg_url, "run": "facts"}))
+        for name, extra in extras.items()
     }
 
     def records(name: str) -> list[dict[str, Any]]:
@@ -314,9 +315,13 @@ def test_a_shared_run_records_and_reports_what_one_process_does(
     strip = lambda m: {k: v for k, v in m.items() if k not in TIMINGS}  # noqa: E731
     single, shared = reports["single"]["metrics"], reports["shared"]["metrics"]
     assert strip(shared["mean"]) == strip(single["mean"])
-    assert shared["categories"] == single["categories"] == {
-        **dict.fromkeys(single["categories"], 0),
-        "correct": 4,
-        "search_miss": 4,
-    }
+    assert (
+        shared["categories"]
+        == single["categories"]
+        == {
+            **dict.fromkeys(single["categories"], 0),
+            "correct": 4,
+            "search_miss": 4,
+        }
+    )
     assert shared["categories_per_seed"] == single["categories_per_seed"]

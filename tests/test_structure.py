@@ -49,6 +49,7 @@ LAYERS: list[tuple[str, ...]] = [
         "thread_settings",
         "threads",
         "threads_postgres",
+        "postgres_saver",
     ),
     ("nodes",),
     ("react_graph",),

@@ -33,3 +33,8 @@ class ModelConfigurationError(ConfigurationError):
 
 class MissingApiKeyError(ModelConfigurationError):
     """The chosen provider needs an API key that is not set."""
+
+
+def first_line(exc: BaseException) -> str:
+    """Return the first line of an exception's message (its type's name if it has none)."""
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]

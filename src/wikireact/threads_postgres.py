@@ -1,7 +1,7 @@
 """Threads in PostgreSQL: LangGraph's `PostgresSaver`, the thread registry, advisory run locks.
 
-One database serves any number of processes on any machines. Checkpoints go through the
-stock `PostgresSaver` on a psycopg `ConnectionPool` (`autocommit=True`,
+One database serves any number of processes on any machines. Checkpoints go through
+LangGraph's `PostgresSaver` (`NulSafePostgresSaver`: it also saves text holding NUL) on a psycopg `ConnectionPool` (`autocommit=True`,
 `prepare_threshold=0`, `row_factory=dict_row`, as LangGraph documents), with its own
 string versions and serializer: PostgreSQL compresses large values itself, and wikireact's
 integer versions and zlib made the tables larger, not smaller (measured). The registry is
@@ -19,12 +19,13 @@ from collections.abc import Iterator
 from typing import Any
 
 import psycopg
-from langgraph.checkpoint.postgres import PostgresSaver
 from psycopg.conninfo import conninfo_to_dict
 from psycopg.rows import DictRow, dict_row
 from psycopg_pool import ConnectionPool
 
 from wikireact.context import Context
+from wikireact.errors import first_line
+from wikireact.postgres_saver import NUL, NulSafePostgresSaver
 from wikireact.thread_settings import (
     ThreadStoreError,
     decode_settings,
@@ -55,10 +56,6 @@ def describe(url: str) -> str:
     return f"postgresql://{parts.get('host', 'localhost')}:{parts.get('port', 5432)}/{parts.get('dbname', '')}"
 
 
-def _first_line(exc: BaseException) -> str:
-    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-
-
 class PostgresThreadStore:
     """A PostgreSQL database: a `PostgresSaver`, the settings of every thread, run locks."""
 
@@ -74,7 +71,7 @@ class PostgresThreadStore:
             )
         except psycopg.Error as exc:
             raise ThreadStoreError(
-                f"cannot connect to {self.location}: {_first_line(exc)}"
+                f"cannot connect to {self.location}: {first_line(exc)}"
             ) from None
         self.pool = ConnectionPool[psycopg.Connection[DictRow]](
             url,
@@ -86,14 +83,14 @@ class PostgresThreadStore:
         )
         try:
             self.pool.wait(timeout=15)
-            self.saver = PostgresSaver(self.pool)
+            self.saver = NulSafePostgresSaver(self.pool)
             with self.setup_lock():
                 self.saver.setup()
                 with self.pool.connection() as conn:
                     conn.execute(_SCHEMA)
         except Exception as exc:
             self.close()
-            raise ThreadStoreError(f"cannot use {self.location}: {_first_line(exc)}") from None
+            raise ThreadStoreError(f"cannot use {self.location}: {first_line(exc)}") from None
 
     @contextlib.contextmanager
     def setup_lock(self) -> Iterator[None]:
@@ -116,6 +113,10 @@ class PostgresThreadStore:
         self, thread_id: str, question: str, context: Context, snapshot_id: str | None = None
     ) -> None:
         """Record a new thread's question and settings (and snapshot); refuse a thread id in use."""
+        if NUL in question or NUL in thread_id:
+            raise ThreadStoreError(
+                "a thread id or question with a NUL character (U+0000) cannot be stored in PostgreSQL"
+            )
         with self.pool.connection() as conn:
             row = conn.execute(
                 "INSERT INTO wikireact_threads VALUES (%s, %s, %s, %s) "

@@ -14,7 +14,7 @@ from wikireact.cli.approval import ApprovalPrompt
 from wikireact.cli.common import console, errors, fail, thread_config
 from wikireact.cli.display import result_json, show_result, show_step
 from wikireact.context import Context
-from wikireact.errors import ConfigurationError, EpisodeStoppedError, WikiOutageError
+from wikireact.errors import ConfigurationError, EpisodeStoppedError, WikiOutageError, first_line
 from wikireact.graph import build_graph
 from wikireact.model_cache import CachedChatModel
 from wikireact.threads import STORE_ERRORS, Store
@@ -118,7 +118,7 @@ def run_episode(
         )
     except STORE_ERRORS as exc:  # e.g. a full disk, or the database server went away
         fail(
-            f"cannot save the episode in {store.location}: {str(exc).strip()}. The steps saved so far are kept: "
+            f"cannot save the episode in {store.location}: {first_line(exc)}. The steps saved so far are kept: "
             f"once that is fixed, continue with `{hint}`",
             1,
         )

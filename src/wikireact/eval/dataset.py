@@ -61,6 +61,11 @@ def load_dataset(path: Path) -> list[Item]:
             raise DatasetError(
                 f"dataset {path}: item {index} has an _id that is not text or a whole number"
             )
+        for field in ("_id", "question"):  # they name threads and rows in PostgreSQL text columns
+            if "\u0000" in str(record.get(field, "")):
+                raise DatasetError(
+                    f"dataset {path}: item {index} has a NUL character (U+0000) in its {field}"
+                )
         items.append(
             Item(
                 str(raw_id),
