@@ -15,6 +15,7 @@ import shutil
 import socket
 import subprocess
 import tempfile
+import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -133,6 +134,34 @@ class PgCluster:
         name = url.rsplit("/", 1)[1]
         with psycopg.connect(self.url(), autocommit=True) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+    def add_password_role(self, role: str, password: str) -> None:
+        """Create a superuser `role` that must log in over TCP with `password` (SCRAM).
+
+        Every other role keeps trust authentication. For tests of how a password is given
+        (PGPASSWORD, a password file, a service file) and never printed.
+        """
+        import psycopg
+        from psycopg import sql
+
+        with psycopg.connect(self.url(), autocommit=True) as conn:
+            conn.execute(
+                sql.SQL("CREATE ROLE {} LOGIN SUPERUSER PASSWORD {}").format(
+                    sql.Identifier(role), sql.Literal(password)
+                )
+            )
+            hba = self.root / "data" / "pg_hba.conf"
+            rule = f"host all {role} 127.0.0.1/32 scram-sha-256\n"
+            hba.write_text(rule + hba.read_text())  # the first matching line decides
+            conn.execute("SELECT pg_reload_conf()")
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:  # the server rereads the file a moment later
+            try:
+                psycopg.connect(self.url().replace("postgres@", f"{role}@", 1)).close()
+            except psycopg.OperationalError:
+                return  # a password is asked for now
+            time.sleep(0.05)
+        raise PgUnavailableError(f"the server did not start asking {role} for a password")
 
     def stop(self) -> None:
         """Stop the server and delete its files."""

@@ -25,6 +25,7 @@ from psycopg_pool import ConnectionPool
 
 from wikireact.context import Context
 from wikireact.errors import first_line
+from wikireact.pg_url import hide_password, redacted
 from wikireact.postgres_saver import NUL, NulSafePostgresSaver
 from wikireact.thread_settings import (
     ThreadStoreError,
@@ -48,11 +49,13 @@ KEEPALIVES = "-c tcp_keepalives_idle=10 -c tcp_keepalives_interval=5 -c tcp_keep
 
 
 def describe(url: str) -> str:
-    """Return `host:port/dbname` for messages (never the password)."""
+    """Return `postgresql://host:port/dbname` (or the service's name) for messages: no password."""
     try:
         parts = conninfo_to_dict(url)
     except psycopg.Error:
         return "the PostgreSQL URL (unparseable)"
+    if "service" in parts and "host" not in parts:
+        return f"PostgreSQL service {parts['service']}"
     return f"postgresql://{parts.get('host', 'localhost')}:{parts.get('port', 5432)}/{parts.get('dbname', '')}"
 
 
@@ -62,6 +65,12 @@ class PostgresThreadStore:
     def __init__(self, url: str, *, pool_size: int = 4) -> None:
         """Connect to `url`, create the tables if needed; `pool_size` bounds the connections."""
         self.url = url
+        try:
+            conninfo_to_dict(url)
+        except psycopg.Error as exc:  # libpq quotes what it cannot parse: the password, maybe
+            raise ThreadStoreError(
+                f"{redacted(url)} is not a valid PostgreSQL URL: {hide_password(first_line(exc), url)}"
+            ) from None
         self.location = describe(url)
         self._held: set[str] = set()
         self._lock = threading.Lock()
@@ -71,7 +80,7 @@ class PostgresThreadStore:
             )
         except psycopg.Error as exc:
             raise ThreadStoreError(
-                f"cannot connect to {self.location}: {first_line(exc)}"
+                f"cannot connect to {self.location}: {hide_password(first_line(exc), url)}"
             ) from None
         self.pool = ConnectionPool[psycopg.Connection[DictRow]](
             url,
@@ -90,7 +99,9 @@ class PostgresThreadStore:
                     conn.execute(_SCHEMA)
         except Exception as exc:
             self.close()
-            raise ThreadStoreError(f"cannot use {self.location}: {first_line(exc)}") from None
+            raise ThreadStoreError(
+                f"cannot use {self.location}: {hide_password(first_line(exc), url)}"
+            ) from None
 
     @contextlib.contextmanager
     def setup_lock(self) -> Iterator[None]:

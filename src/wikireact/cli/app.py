@@ -27,7 +27,7 @@ from wikireact.cli.display import (
 from wikireact.cli.episode import run_episode
 from wikireact.cli.eval_command import eval_command, report_command
 from wikireact.cli.help import EvalGroup, HelpCommand
-from wikireact.cli.hints import resume_command
+from wikireact.cli.hints import resume_hint
 from wikireact.cli.options import (
     ApproveOpt,
     CacheOpt,
@@ -144,7 +144,7 @@ def ask(
     with closing(open_store(db)) as store, runner(store, thread_id):
         if _thread_exists(store, thread_id):
             fail(
-                f"thread {thread_id!r} already exists; continue it with `{resume_command(thread_id, db)}` "
+                f"thread {thread_id!r} already exists; continue it with {resume_hint(thread_id, db)} "
                 "or pick another --thread-id"
             )
         store.register(thread_id, question, context, snapshot_id=snapshot_id(context.wiki))
@@ -154,7 +154,7 @@ def ask(
             thread_id,
             context,
             as_json,
-            resume_command(thread_id, db),
+            resume_hint(thread_id, db),
             model=chat_model,
             wiki=resources.wiki,
             reviewer=reviewer,
@@ -268,7 +268,7 @@ def resume(
                 thread_id,
                 context,
                 as_json,
-                resume_command(thread_id, db, max_steps),
+                resume_hint(thread_id, db, max_steps),
                 start,
                 model=chat_model,
                 wiki=resources.wiki,
@@ -306,7 +306,7 @@ def history(
         console.print(
             Text(
                 f"Checkpoints, newest first (continue from one: "
-                f"{resume_command(thread_id, db, checkpoint='CHECKPOINT')})",
+                f"{resume_hint(thread_id, db, checkpoint='CHECKPOINT')})",
                 style="bold",
             )
         )

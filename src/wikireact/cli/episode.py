@@ -84,7 +84,7 @@ def run_episode(
     reviewer: str | None = None,
     wiki: WikiSource | None = None,
 ) -> None:
-    """Drive the episode and print its result; `hint` is the command that resumes it."""
+    """Drive the episode and print its result; `hint` tells how to resume it (`resume_hint`)."""
     try:
         result = _drive(
             store,
@@ -98,10 +98,10 @@ def run_episode(
             wiki=wiki,
         )
     except KeyboardInterrupt:
-        fail(f"interrupted; the episode is saved: continue it with `{hint}`", 130)
+        fail(f"interrupted; the episode is saved: continue it with {hint}", 130)
     except EOFError:
         fail(
-            f"no answer at the approval prompt (end of input); the episode is saved: continue it with `{hint}`",
+            f"no answer at the approval prompt (end of input); the episode is saved: continue it with {hint}",
             130,
         )
     except EpisodeStoppedError as exc:
@@ -113,13 +113,13 @@ def run_episode(
             )
         alternative = " (or with --wiki offline)" if isinstance(exc, WikiOutageError) else ""
         fail(
-            f"{str(exc).rstrip('.')}. The episode is saved: continue it later with `{hint}`{alternative}",
+            f"{str(exc).rstrip('.')}. The episode is saved: continue it later with {hint}{alternative}",
             1,
         )
     except STORE_ERRORS as exc:  # e.g. a full disk, or the database server went away
         fail(
             f"cannot save the episode in {store.location}: {first_line(exc)}. The steps saved so far are kept: "
-            f"once that is fixed, continue with `{hint}`",
+            f"once that is fixed, continue with {hint}",
             1,
         )
     if as_json:
