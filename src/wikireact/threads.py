@@ -117,6 +117,52 @@ def runner(store: Store, thread_id: str) -> Iterator[None]:
         store.release(thread_id)
 
 
+def _registered_question(store: Store, thread_id: str) -> str | None:
+    try:
+        return store.question(thread_id)
+    except ThreadStoreError:  # not registered
+        return None
+
+
+def thread_question(store: Store, thread_id: str) -> str | None:
+    """Return the question of an existing thread, None if there is no such thread.
+
+    The registry's question; for a thread with checkpoints but no registry row (a library
+    run, or an evaluation before evaluations registered their threads), the question in
+    its state ("" if there is none).
+    """
+    registered = _registered_question(store, thread_id)
+    if registered is not None:
+        return registered
+    saved = store.saver.get_tuple({"configurable": {"thread_id": thread_id}})
+    if saved is None:
+        return None
+    return str(saved.checkpoint["channel_values"].get("question") or "")
+
+
+def ensure_registered(
+    store: Store,
+    thread_id: str,
+    question: str,
+    context: Context,
+    snapshot_id: str | None = None,
+) -> None:
+    """Register a thread (as `Store.register`) unless it is already; refuse another question.
+
+    For a caller that holds the thread's run lock, so nobody registers it meanwhile. A
+    thread with checkpoints but no registry row gets one.
+    """
+    registered = _registered_question(store, thread_id)
+    found = registered if registered is not None else thread_question(store, thread_id)
+    if found and found != question:
+        raise ThreadStoreError(
+            f"thread {thread_id!r} in {store.location} holds another question "
+            f"({found!r}), not {question!r}"
+        )
+    if registered is None:
+        store.register(thread_id, question, context, snapshot_id=snapshot_id)
+
+
 def open_store(db: str | Path | None = None, *, read_only: bool = False) -> Store:
     """Open a SQLite checkpoint file (path, default: per-user) or a PostgreSQL URL.
 
@@ -205,8 +251,8 @@ class ThreadStore:
 
         `snapshot_id` identifies the snapshot the thread starts on, checked on resume.
         """
-        try:
-            with self.conn:
+        try:  # under the saver's lock: a commit here must not split one of its transactions
+            with self.saver.lock, self.conn:
                 self.conn.execute(
                     "INSERT INTO wikireact_threads VALUES (?, ?, ?, ?)",
                     (thread_id, question, encode_settings(context, snapshot_id), time.time()),
@@ -222,14 +268,16 @@ class ThreadStore:
             ) from None
 
     def _registered(self, thread_id: str) -> tuple[str, str]:
-        try:
-            row = self.conn.execute(
-                "SELECT question, settings FROM wikireact_threads WHERE thread_id = ?", (thread_id,)
-            ).fetchone()
-        except sqlite3.OperationalError as exc:  # read-only: an empty file has no tables yet
-            if "no such table" not in str(exc):
-                raise
-            row = None
+        with self.saver.lock:
+            try:
+                row = self.conn.execute(
+                    "SELECT question, settings FROM wikireact_threads WHERE thread_id = ?",
+                    (thread_id,),
+                ).fetchone()
+            except sqlite3.OperationalError as exc:  # read-only: an empty file has no tables yet
+                if "no such table" not in str(exc):
+                    raise
+                row = None
         if row is None:
             raise ThreadStoreError(f"unknown thread id {thread_id!r} in {self.path}")
         return str(row[0]), str(row[1])

@@ -51,11 +51,11 @@ from wikireact.history import list_checkpoints
 from wikireact.state import episode_ended
 from wikireact.threads import (
     Store,
-    ThreadStoreError,
     default_db_path,
     is_postgres_url,
     open_store,
     runner,
+    thread_question,
 )
 
 # Plain Click help (rich_markup_mode=None): option text is shown as written, never read as markup.
@@ -142,7 +142,14 @@ def ask(
     resources, chat_model = run_model(context, model_cache)
     thread_id = thread_id or uuid.uuid4().hex[:12]
     with closing(open_store(db)) as store, runner(store, thread_id):
-        if _thread_exists(store, thread_id):
+        existing = thread_question(store, thread_id)
+        if existing:
+            if existing != question:  # e.g. an evaluation's thread: never run two questions in one
+                fail(
+                    f"thread {thread_id!r} holds another question ({existing!r}); "
+                    "pick another --thread-id"
+                )
+        if existing is not None:
             fail(
                 f"thread {thread_id!r} already exists; continue it with {resume_hint(thread_id, db)} "
                 "or pick another --thread-id"
@@ -159,15 +166,6 @@ def ask(
             wiki=resources.wiki,
             reviewer=reviewer,
         )
-
-
-def _thread_exists(store: Store, thread_id: str) -> bool:
-    """Whether the checkpoint file already holds a thread with this id."""
-    try:
-        store.question(thread_id)
-    except ThreadStoreError:
-        return False
-    return True
 
 
 def _existing_store(db: str | None, thread_id: str, *, read_only: bool = False) -> Store:

@@ -35,7 +35,15 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from wikireact.context import DEFAULT_MAX_STEPS, Context
 from wikireact.errors import ConfigurationError
 from wikireact.eval.dataset import Item, file_digest, load_dataset, sample
-from wikireact.eval.methods import EPISODE_METHODS, METHODS, Method, MethodSettings, run_method
+from wikireact.eval.methods import (
+    EPISODE_METHODS,
+    METHODS,
+    Method,
+    MethodSettings,
+    episode_thread,
+    register_episode,
+    run_method,
+)
 from wikireact.eval.metrics import summarize
 from wikireact.eval.turns import TurnFreeSource, Turns
 from wikireact.exemplars import Need, PromptSet, load_prompts
@@ -45,7 +53,7 @@ from wikireact.model_cache import CachedChatModel, SqliteModelCache, model_ident
 from wikireact.models import MAX_OUTPUT_TOKENS, is_local, load_chat_model
 from wikireact.prompt_variants import variant_for
 from wikireact.state import ProtocolName
-from wikireact.threads import ThreadStore
+from wikireact.threads import ThreadBusyError, ThreadStore, runner
 from wikireact.wiki.base import WikiSource
 from wikireact.wiki.factory import open_source
 
@@ -320,6 +328,7 @@ class PreparedRun:
             qa_exemplars=self.prompts.qa or None,
             thread_prefix=thread_prefix,
             turns=turns,
+            snapshot_id=getattr(self.source, "snapshot_id", None),
         )
 
 
@@ -362,7 +371,17 @@ def _run_questions(
     with records_path.open("a", encoding="utf-8") as sink:
 
         def one(item: Item, seed: int) -> None:
-            record = run_method(config.method, item, seed, method_settings)
+            # The thread's run lock, as `ask` and `resume` take it: none of them runs it meanwhile.
+            key = episode_thread(method_settings, config.method, seed, item)
+            try:
+                with runner(store, key):
+                    register_episode(store, config.method, item, seed, method_settings)
+                    record = run_method(config.method, item, seed, method_settings)
+            except ThreadBusyError:
+                raise EvalError(
+                    f"thread {key!r} in {store.location} is being run by another process "
+                    "(`wikireact resume`?); wait until it stops, then continue with --resume"
+                ) from None
             line = json_line(record)
             with lock:
                 sink.write(line)

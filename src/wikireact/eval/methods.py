@@ -31,6 +31,7 @@ from wikireact.eval.scoring import exact_match, f1_score, is_supported, is_yes_n
 from wikireact.eval.turns import Turns
 from wikireact.exemplars import QaExemplar
 from wikireact.graph import run_to_end
+from wikireact.threads import Store, ensure_registered
 
 Method = Literal["react", "act", "cot", "cot-sc", "standard", "react-cot-sc", "cot-sc-react"]
 METHODS: tuple[Method, ...] = (
@@ -63,6 +64,8 @@ class MethodSettings:
     """Prepended to every thread id (a shared run's name: runs share one database)."""
     turns: Turns | None = None
     """The run's compute turn (`wikireact.eval.turns`), given up during every model call."""
+    snapshot_id: str | None = None
+    """The id of the snapshot the episodes run on (registered with their threads)."""
 
     def with_turn(self, config: RunnableConfig) -> RunnableConfig:
         """Return `config` (which has no callbacks) with the run's turn as its callback, if any."""
@@ -74,23 +77,44 @@ class MethodSettings:
 
 
 def thread_id(method: str, seed: int, item: Item) -> str:
-    """Return the checkpoint thread of one episode."""
+    """Return the checkpoint thread of one episode (within its run: see `episode_thread`)."""
     return f"{method}/{seed}/{item.id}"
 
 
-def _episode(
-    settings: MethodSettings,
-    item: Item,
-    seed: int,
-    method: str,
-    graph_method: Literal["react", "act"],
-) -> dict[str, Any]:
+def episode_thread(settings: MethodSettings, method: str, seed: int, item: Item) -> str:
+    """Return the full id of the thread `item`'s episode runs in (its run lock's key too)."""
+    return settings.thread_prefix + thread_id(method, seed, item)
+
+
+def _episode_context(settings: MethodSettings, method: str) -> Context:
+    return dataclasses.replace(settings.context, method="act" if method == "act" else "react")
+
+
+def register_episode(
+    store: Store, method: Method, item: Item, seed: int, settings: MethodSettings
+) -> None:
+    """Register the thread of `item`'s episode (question, settings, snapshot), if it has one.
+
+    Then `ask` refuses another question on it and `resume` continues it with the run's
+    settings. Call it holding the thread's run lock, as `ask` and `resume` do.
+    """
+    if method in EPISODE_METHODS:
+        ensure_registered(
+            store,
+            episode_thread(settings, method, seed, item),
+            item.question,
+            _episode_context(settings, method),
+            settings.snapshot_id,
+        )
+
+
+def _episode(settings: MethodSettings, item: Item, seed: int, method: str) -> dict[str, Any]:
     """Run (or resume) a ReAct/Act episode in its checkpointed thread."""
     config: RunnableConfig = {
-        "configurable": {"thread_id": settings.thread_prefix + thread_id(method, seed, item)},
+        "configurable": {"thread_id": episode_thread(settings, method, seed, item)},
         "metadata": {QUESTION_ID_KEY: item.id},
     }
-    context = dataclasses.replace(settings.context, method=graph_method)
+    context = _episode_context(settings, method)
     return run_to_end(settings.graph, item.question, settings.with_turn(config), context)
 
 
@@ -119,7 +143,7 @@ def _run_method(
     # The question's id goes with every model call (run metadata), for per-question scripts.
     model = settings.model.with_config(settings.with_turn({"metadata": {QUESTION_ID_KEY: item.id}}))
     if method in ("react", "act", "react-cot-sc"):
-        episode = _episode(settings, item, seed, method, "act" if method == "act" else "react")
+        episode = _episode(settings, item, seed, method)
         answer = episode.get("answer")
         if method == "react-cot-sc" and react_needs_fallback(answer):
             vote = _vote(settings, model, item, stats, seed)
@@ -132,7 +156,7 @@ def _run_method(
         vote = _vote(settings, model, item, stats, seed)
         answer = vote.answer
         if method == "cot-sc-react" and majority_is_weak(vote):
-            episode = _episode(settings, item, seed, method, "react")
+            episode = _episode(settings, item, seed, method)
             answer, switched = episode.get("answer"), True
     return _record(
         method, item, seed, answer, episode, stats, vote, switched, time.perf_counter() - start

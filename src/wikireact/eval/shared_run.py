@@ -34,7 +34,7 @@ from wikireact.eval.harness import (
     _versions,
     prepare_run,
 )
-from wikireact.eval.methods import run_method, thread_id
+from wikireact.eval.methods import episode_thread, register_episode, run_method
 from wikireact.eval.metrics import summarize
 from wikireact.json_text import json_line
 from wikireact.threads_postgres import PostgresThreadStore
@@ -235,7 +235,10 @@ def run_shared_eval(
         )
         jobs = [(item, seed) for seed in range(config.seeds) for item in items]
         claims = Claims(
-            store, run, jobs, lambda job: f"{run}/{thread_id(config.method, job[1], job[0])}"
+            store,
+            run,
+            jobs,
+            lambda job: episode_thread(method_settings, config.method, job[1], job[0]),
         )
         if on_start:
             on_start(total, len(recorded_keys(store, run)))
@@ -246,7 +249,8 @@ def run_shared_eval(
         def work() -> None:
             while not failed.is_set() and (job := claims.next()) is not None:
                 started = time.time()
-                try:
+                try:  # the claim is the thread's run lock (the one `ask` and `resume` take)
+                    register_episode(store, config.method, job[0], job[1], method_settings)
                     record = run_method(config.method, job[0], job[1], method_settings)
                 except BaseException:
                     failed.set()

@@ -1,0 +1,149 @@
+"""An evaluation's episodes are threads like `ask`'s: locked while they run, registered, resumable.
+
+`ask "Something else?" --thread-id react/0/q1 --db ev/threads.db` used to be accepted while
+the eval ran that thread (the eval took no run lock and registered nothing): it ignored its
+own question and forked the thread. Both stores: an eval in a directory (SQLite) and a
+shared run (PostgreSQL).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.messages import BaseMessage
+from langchain_core.outputs import ChatResult
+from pydantic import Field
+from support import EVAL_DATA, EVAL_SCRIPT, GOOD_RUN, eval_config, flat, write_script
+from typer.testing import CliRunner
+
+from wikireact import ScriptedChatModel
+from wikireact.cli.app import app
+from wikireact.eval.run import run_eval
+from wikireact.wiki.snapshot import SnapshotSource
+
+runner = CliRunner()
+pytestmark = pytest.mark.usefixtures("cli_env")
+
+
+class GatedModel(ScriptedChatModel):
+    """A scripted model whose first call waits until the test opens the gate."""
+
+    entered: threading.Event = Field(default_factory=threading.Event)
+    gate: threading.Event = Field(default_factory=threading.Event)
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        self.entered.set()
+        assert self.gate.wait(60), "the test never opened the gate"
+        return super()._generate(messages, stop, run_manager, **kwargs)
+
+
+@pytest.mark.parametrize("store", ["sqlite", "postgres"])
+def test_ask_cannot_run_an_eval_thread_during_or_after_the_eval(
+    tmp_path: Path, files: tuple[Path, Path], request: pytest.FixtureRequest, store: str
+) -> None:
+    dataset, snapshot = files
+    out = tmp_path / "ev"
+    if store == "postgres":
+        db, shared = str(request.getfixturevalue("pg_url")), {"run": "ev"}
+        shared["db"] = db
+        thread_id = "ev/react/0/q1"
+    else:
+        db, shared, thread_id = str(out / "threads.db"), {}, "react/0/q1"
+    model = GatedModel(outputs=EVAL_SCRIPT)
+    reports: list[dict[str, Any]] = []
+    evaluation = threading.Thread(
+        target=lambda: reports.append(
+            run_eval(
+                eval_config(dataset, snapshot, concurrency=1),
+                out,
+                model=model,
+                wiki=SnapshotSource.open(snapshot),
+                **shared,  # type: ignore[arg-type]
+            )
+        )
+    )
+    evaluation.start()
+    try:
+        assert model.entered.wait(60)  # the eval is inside q1's first step
+        ask = [
+            "ask",
+            "Something else?",
+            "--thread-id",
+            thread_id,
+            "--db",
+            db,
+            "--model",
+            write_script(tmp_path, GOOD_RUN),
+            "--wiki",
+            str(snapshot),
+        ]
+        during = runner.invoke(app, ask)
+        assert during.exit_code == 2, during.output
+        assert f"thread {thread_id!r} is being run by another process" in flat(during.stderr)
+    finally:
+        model.gate.set()
+        evaluation.join(120)
+    assert reports and sum(reports[0]["metrics"]["categories"].values()) == len(EVAL_DATA)
+    after = runner.invoke(app, ask)
+    assert after.exit_code == 2, after.output
+    message = flat(after.stderr)
+    assert f"thread {thread_id!r} holds another question ({EVAL_DATA[0]['question']!r})" in message
+    assert len(after.stderr.strip().splitlines()) <= 3
+    same = runner.invoke(app, [*ask[:1], EVAL_DATA[0]["question"], *ask[2:]])
+    assert same.exit_code == 2 and "already exists; continue it with" in flat(same.stderr)
+    # the eval registered its thread: `resume` knows its question and settings
+    resumed = runner.invoke(  # (the eval's model was an object, not a spec `resume` can load)
+        app,
+        ["resume", thread_id, "--db", db, "--json", "--model", write_script(tmp_path, EVAL_SCRIPT)],
+    )
+    assert resumed.exit_code == 0, resumed.output
+    record = next(
+        json.loads(line)
+        for line in (out / "trajectories.jsonl").read_text().splitlines()
+        if json.loads(line)["id"] == "q1"
+    )
+    assert json.loads(resumed.stdout.strip().splitlines()[-1])["trajectory"] == record["trajectory"]
+
+
+def test_ask_refuses_another_question_on_a_thread_an_older_eval_left_unregistered(
+    tmp_path: Path, files: tuple[Path, Path]
+) -> None:
+    dataset, snapshot = files
+    out = tmp_path / "ev"
+    run_eval(
+        eval_config(dataset, snapshot),
+        out,
+        model=ScriptedChatModel(outputs=EVAL_SCRIPT),
+        wiki=SnapshotSource.open(snapshot),
+    )
+    with sqlite3.connect(out / "threads.db") as conn:  # as an eval before registration left it
+        conn.execute("DELETE FROM wikireact_threads")
+    result = runner.invoke(
+        app,
+        [
+            "ask",
+            "Something else?",
+            "--thread-id",
+            "react/0/q2",
+            "--db",
+            str(out / "threads.db"),
+            "--model",
+            write_script(tmp_path, GOOD_RUN),
+            "--wiki",
+            str(snapshot),
+        ],
+    )
+    assert result.exit_code == 2, result.output
+    assert f"holds another question ({EVAL_DATA[1]['question']!r})" in flat(result.stderr)
