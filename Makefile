@@ -40,7 +40,7 @@ bench-offline: setup
 
 # Crash and concurrency checks that need several processes (run by CI).
 reliability: setup
-	cd bench && ../$(PY) kill_resume.py && ../$(PY) kill_resume.py --postgres && ../$(PY) concurrency_stress.py
+	cd bench && ../$(PY) kill_resume.py && ../$(PY) kill_resume.py --postgres && ../$(PY) lost_lock.py && ../$(PY) concurrency_stress.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

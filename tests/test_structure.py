@@ -50,6 +50,7 @@ LAYERS: list[tuple[str, ...]] = [
         "threads",
         "threads_postgres",
         "postgres_saver",
+        "pg_connect",
         "pg_url",
     ),
     ("nodes",),

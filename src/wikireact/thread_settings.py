@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from wikireact.context import Context
-from wikireact.errors import ConfigurationError
+from wikireact.errors import ConfigurationError, EpisodeStoppedError, first_line
 
 SNAPSHOT_ID_KEY = "_snapshot_id"
 """Stored beside a thread's settings: the id of the snapshot it started on."""
@@ -18,6 +18,22 @@ class ThreadStoreError(ConfigurationError):
 
 class ThreadBusyError(ThreadStoreError):
     """Another process is running the thread right now."""
+
+
+class LockLostError(EpisodeStoppedError):
+    """The connection holding this process's run locks ended: its episodes stopped unsaved.
+
+    Another process may have taken the threads over; they continue from their last
+    checkpoint there, or in a new run of the same command.
+    """
+
+    @classmethod
+    def explain(cls, location: str, exc: BaseException) -> str:
+        """Say in one line that the run locks held on `location` are gone, and why (`exc`)."""
+        return (
+            f"lost the connection to {location} that holds this process's run locks "
+            f"({first_line(exc)})"
+        )
 
 
 def encode_settings(context: Context, snapshot_id: str | None) -> str:

@@ -99,6 +99,9 @@ class Store(Protocol):
     def release(self, key: str) -> None:
         """Release a run lock taken by `try_claim`."""
 
+    def lock_lost(self) -> bool:
+        """Whether this process lost its run locks (PostgreSQL: their session ended)."""
+
     def close(self) -> None:
         """Release the store's connections."""
 
@@ -307,6 +310,10 @@ class ThreadStore:
     def release(self, key: str) -> None:
         """Release a run lock taken by `try_claim`."""
         runlock.unlock(self.path.with_name(self.path.name + ".lock"), key)
+
+    def lock_lost(self) -> bool:
+        """Never: the kernel holds a process's file locks until it ends."""
+        return False
 
     def close(self) -> None:
         """Close the file."""

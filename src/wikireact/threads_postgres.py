@@ -1,13 +1,18 @@
 """Threads in PostgreSQL: LangGraph's `PostgresSaver`, the thread registry, advisory run locks.
 
-One database serves any number of processes on any machines. Checkpoints go through
-LangGraph's `PostgresSaver` (`NulSafePostgresSaver`: it also saves text holding NUL) on a psycopg `ConnectionPool` (`autocommit=True`,
-`prepare_threshold=0`, `row_factory=dict_row`, as LangGraph documents), with its own
+One database serves any number of processes on any machines. The registry is the table
+`wikireact_threads`. Run locks are session-level advisory locks, and the checkpoints are
+saved (by LangGraph's `PostgresSaver`, here `NulSafePostgresSaver`, which also saves text
+holding NUL) on that same session: PostgreSQL releases the locks when the session ends
+(a killed process, an administrator, a server restart, a network failure), and from then
+on nothing of this process can be saved, so a process that lost its locks can never fork a
+thread that another process took over: its episodes stop at their next save
+(`LockLostError`), and another process continues them from their last checkpoint. The
+session outlives idle timeouts; TCP keepalives bound a vanished machine (`pg_connect`).
+Saves are one at a time per process either way (`PostgresSaver` holds a lock around
+every query, even on a pool). Other queries use a psycopg pool. The saver keeps its own
 string versions and serializer: PostgreSQL compresses large values itself, and wikireact's
-integer versions and zlib made the tables larger, not smaller (measured). The registry is
-the table `wikireact_threads`. Run locks are session-level advisory locks held on one
-dedicated connection: PostgreSQL releases them when that connection ends, so a killed
-process frees its threads at once; TCP keepalives bound it for a machine that vanished.
+integer versions and zlib made the tables larger, not smaller (measured).
 """
 
 from __future__ import annotations
@@ -20,14 +25,14 @@ from typing import Any
 
 import psycopg
 from psycopg.conninfo import conninfo_to_dict
-from psycopg.rows import DictRow, dict_row
-from psycopg_pool import ConnectionPool
 
 from wikireact.context import Context
 from wikireact.errors import first_line
+from wikireact.pg_connect import connect, open_pool
 from wikireact.pg_url import hide_password, redacted
 from wikireact.postgres_saver import NUL, NulSafePostgresSaver
 from wikireact.thread_settings import (
+    LockLostError,
     ThreadStoreError,
     decode_settings,
     decode_snapshot_id,
@@ -44,8 +49,8 @@ CREATE TABLE IF NOT EXISTS wikireact_threads(
 """
 SETUP_LOCK = 7_310_551_301
 """Advisory lock key serialising schema setup between processes starting at once."""
-KEEPALIVES = "-c tcp_keepalives_idle=10 -c tcp_keepalives_interval=5 -c tcp_keepalives_count=3"
-"""The server drops a vanished client's lock connection (and its locks) after about 25 s."""
+LOCK_PREFIX = "wikireact:"
+"""A thread's run lock is the advisory lock `hashtextextended(LOCK_PREFIX || thread_id, 0)`."""
 
 
 def describe(url: str) -> str:
@@ -73,26 +78,17 @@ class PostgresThreadStore:
             ) from None
         self.location = describe(url)
         self._held: set[str] = set()
-        self._lock = threading.Lock()
+        self._claims = threading.Lock()
         try:
-            self.lock_conn = psycopg.connect(
-                url, autocommit=True, connect_timeout=10, options=KEEPALIVES
-            )
+            self.session = connect(url)
         except psycopg.Error as exc:
             raise ThreadStoreError(
                 f"cannot connect to {self.location}: {hide_password(first_line(exc), url)}"
             ) from None
-        self.pool = ConnectionPool[psycopg.Connection[DictRow]](
-            url,
-            min_size=1,
-            max_size=max(pool_size, 2),
-            open=True,
-            connection_class=psycopg.Connection[DictRow],
-            kwargs={"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row},
-        )
+        self.saver = NulSafePostgresSaver(self.session)
+        self.pool = open_pool(url, pool_size)
         try:
             self.pool.wait(timeout=15)
-            self.saver = NulSafePostgresSaver(self.pool)
             with self.setup_lock():
                 self.saver.setup()
                 with self.pool.connection() as conn:
@@ -111,14 +107,18 @@ class PostgresThreadStore:
         statement, which `CREATE INDEX CONCURRENTLY` in `PostgresSaver.setup()` waits for:
         an undetected deadlock when several workers start at once.
         """
-        while not self.lock_conn.execute(
-            "SELECT pg_try_advisory_lock(%s)", (SETUP_LOCK,)
-        ).fetchone()[0]:  # type: ignore[index]
+        while not self._on_session("SELECT pg_try_advisory_lock(%s) AS taken", SETUP_LOCK):
             time.sleep(0.05)
         try:
             yield
         finally:
-            self.lock_conn.execute("SELECT pg_advisory_unlock(%s)", (SETUP_LOCK,))
+            self._on_session("SELECT pg_advisory_unlock(%s) AS taken", SETUP_LOCK)
+
+    def _on_session(self, query: str, key: object) -> bool:
+        """Run a lock query on the session (between the saver's queries); return its `taken`."""
+        with self.saver.lock:
+            row = self.session.execute(query, (key,)).fetchone()
+        return bool(row and row["taken"])
 
     def register(
         self, thread_id: str, question: str, context: Context, snapshot_id: str | None = None
@@ -163,29 +163,46 @@ class PostgresThreadStore:
         return str(self._registered(thread_id)["question"])
 
     def try_claim(self, key: str) -> bool:
-        """Take the advisory run lock on `key` if free; return whether it was taken."""
-        with self._lock:
+        """Take the advisory run lock on `key` if free; return whether it was taken.
+
+        Raises `LockLostError` once the session holding the locks has ended.
+        """
+        with self._claims:
             if key in self._held:  # advisory locks are re-entrant within one session
                 return False
-            row = self.lock_conn.execute(
-                "SELECT pg_try_advisory_lock(hashtextextended(%s, 0))", ("wikireact:" + key,)
-            ).fetchone()
-            if not row or not row[0]:
-                return False
-            self._held.add(key)
-            return True
+            try:
+                taken = self._on_session(
+                    "SELECT pg_try_advisory_lock(hashtextextended(%s, 0)) AS taken",
+                    LOCK_PREFIX + key,
+                )
+            except psycopg.OperationalError as exc:
+                if self.lock_lost():
+                    raise LockLostError(LockLostError.explain(self.location, exc)) from None
+                raise
+            if taken:
+                self._held.add(key)
+            return taken
 
     def release(self, key: str) -> None:
-        """Release a run lock taken by `try_claim`."""
-        with self._lock:
+        """Release a run lock taken by `try_claim` (nothing to do once the session has ended)."""
+        with self._claims:
             if key not in self._held:
                 return
             self._held.discard(key)
-            self.lock_conn.execute(
-                "SELECT pg_advisory_unlock(hashtextextended(%s, 0))", ("wikireact:" + key,)
-            )
+            try:
+                self._on_session(
+                    "SELECT pg_advisory_unlock(hashtextextended(%s, 0)) AS taken",
+                    LOCK_PREFIX + key,
+                )
+            except psycopg.OperationalError:
+                if not self.lock_lost():
+                    raise
+
+    def lock_lost(self) -> bool:
+        """Whether the session holding the run locks (and saving the checkpoints) has ended."""
+        return self.session.broken or self.session.closed
 
     def close(self) -> None:
-        """Close the pool and the lock connection (which releases every run lock)."""
+        """Close the pool and the session (which releases every run lock)."""
         self.pool.close()
-        self.lock_conn.close()
+        self.session.close()

@@ -17,6 +17,7 @@ from wikireact.context import Context
 from wikireact.errors import ConfigurationError, EpisodeStoppedError, WikiOutageError, first_line
 from wikireact.graph import build_graph
 from wikireact.model_cache import CachedChatModel
+from wikireact.thread_settings import LockLostError
 from wikireact.threads import STORE_ERRORS, Store
 from wikireact.wiki.base import WikiSource
 
@@ -117,6 +118,12 @@ def run_episode(
             1,
         )
     except STORE_ERRORS as exc:  # e.g. a full disk, or the database server went away
+        if store.lock_lost():  # nothing more was saved: another process may take it over
+            fail(
+                f"{LockLostError.explain(store.location, exc)}: the episode stopped before its next save. The "
+                f"steps saved so far are kept: continue with {hint}",
+                1,
+            )
         fail(
             f"cannot save the episode in {store.location}: {first_line(exc)}. The steps saved so far are kept: "
             f"once that is fixed, continue with {hint}",

@@ -27,6 +27,7 @@ from wikireact.exemplars import PromptFileError
 from wikireact.model_cache import ModelCacheError
 from wikireact.models import absolute_model_spec, is_local
 from wikireact.resources import Resources
+from wikireact.thread_settings import LockLostError
 from wikireact.threads import is_postgres_url
 from wikireact.wiki.factory import absolute_wiki_spec
 
@@ -275,6 +276,8 @@ def eval_command(
         os._exit(130)
     except (EvalError, DatasetError, PromptFileError, ModelCacheError) as exc:
         fail(str(exc))
+    except LockLostError as exc:  # a shared run's worker: its message says how to go on
+        fail(str(exc), 1)
     except EpisodeStoppedError as exc:
         if isinstance(exc.__cause__, ConfigurationError):  # e.g. a model-cache row: fix it first
             fail(

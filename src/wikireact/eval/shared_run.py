@@ -37,6 +37,7 @@ from wikireact.eval.harness import (
 from wikireact.eval.methods import episode_thread, register_episode, run_method
 from wikireact.eval.metrics import summarize
 from wikireact.json_text import json_line
+from wikireact.thread_settings import LockLostError
 from wikireact.threads_postgres import PostgresThreadStore
 from wikireact.wiki.base import WikiSource
 
@@ -203,6 +204,18 @@ def write_report(out: Path, report: dict[str, Any], records: list[dict[str, Any]
         temp.replace(out / name)
 
 
+def _locks_lost(store: PostgresThreadStore, exc: BaseException, stopped: int) -> LockLostError:
+    """Return the one-line error of a worker whose run locks are gone (`exc` showed it first)."""
+    reason = (
+        str(exc) if isinstance(exc, LockLostError) else LockLostError.explain(store.location, exc)
+    )
+    episodes = f"{stopped} episode{'s' if stopped != 1 else ''}"
+    return LockLostError(
+        f"{reason}: this worker stopped its {episodes} in progress before their next save; "
+        "other workers continue them, or run this command again (with --resume)"
+    )
+
+
 def run_shared_eval(
     config: EvalConfig,
     out: Path,
@@ -245,6 +258,7 @@ def run_shared_eval(
         worker = f"{socket.gethostname()}:{os.getpid()}"
 
         failed = threading.Event()
+        stopped: list[BaseException] = []  # why each episode stopped by the loss of the locks did
 
         def work() -> None:
             while not failed.is_set() and (job := claims.next()) is not None:
@@ -252,17 +266,24 @@ def run_shared_eval(
                 try:  # the claim is the thread's run lock (the one `ask` and `resume` take)
                     register_episode(store, config.method, job[0], job[1], method_settings)
                     record = run_method(config.method, job[0], job[1], method_settings)
-                except BaseException:
+                except BaseException as exc:
                     failed.set()
+                    if store.lock_lost():
+                        stopped.append(exc)
                     claims.abandon(job)
                     raise
                 claims.finish(job, record, worker, started)
                 if on_record:
                     on_record(record)
 
-        with ThreadPoolExecutor(max_workers=max(config.concurrency, 1)) as pool:
-            for future in [pool.submit(work) for _ in range(max(config.concurrency, 1))]:
-                future.result()
+        try:
+            with ThreadPoolExecutor(max_workers=max(config.concurrency, 1)) as pool:
+                for future in [pool.submit(work) for _ in range(max(config.concurrency, 1))]:
+                    future.result()
+        except Exception as exc:
+            if store.lock_lost():  # every save of this worker fails now: nothing forks
+                raise _locks_lost(store, stopped[0] if stopped else exc, len(stopped)) from None
+            raise
         report, records = shared_report(store, run)
     finally:
         store.close()
