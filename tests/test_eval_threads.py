@@ -24,7 +24,9 @@ from typer.testing import CliRunner
 
 from wikireact import ScriptedChatModel
 from wikireact.cli.app import app
+from wikireact.eval.harness import EvalError
 from wikireact.eval.run import run_eval
+from wikireact.threads import ThreadStore
 from wikireact.wiki.snapshot import SnapshotSource
 
 runner = CliRunner()
@@ -147,3 +149,27 @@ def test_ask_refuses_another_question_on_a_thread_an_older_eval_left_unregistere
     )
     assert result.exit_code == 2, result.output
     assert f"holds another question ({EVAL_DATA[1]['question']!r})" in flat(result.stderr)
+
+
+def test_an_eval_refuses_in_one_line_a_thread_another_process_runs(
+    tmp_path: Path, files: tuple[Path, Path]
+) -> None:
+    dataset, snapshot = files
+    out = tmp_path / "ev"
+    out.mkdir()
+    holder = ThreadStore(out / "threads.db")  # stands for a `wikireact resume react/0/q2`
+    try:
+        assert holder.try_claim("react/0/q2")
+        with pytest.raises(
+            EvalError, match=r"thread 'react/0/q2' in .* is being run by another process"
+        ):
+            run_eval(
+                eval_config(dataset, snapshot, concurrency=1),
+                out,
+                model=ScriptedChatModel(outputs=EVAL_SCRIPT),
+                wiki=SnapshotSource.open(snapshot),
+            )
+    finally:
+        holder.close()
+    ids = [json.loads(x)["id"] for x in (out / "trajectories.jsonl").read_text().splitlines()]
+    assert "q1" in ids and "q2" not in ids  # q2 never ran; --resume continues from there
