@@ -143,12 +143,11 @@ def ask(
     thread_id = thread_id or uuid.uuid4().hex[:12]
     with closing(open_store(db)) as store, runner(store, thread_id):
         existing = thread_question(store, thread_id)
-        if existing:
-            if existing != question:  # e.g. an evaluation's thread: never run two questions in one
-                fail(
-                    f"thread {thread_id!r} holds another question ({existing!r}); "
-                    "pick another --thread-id"
-                )
+        if existing and existing != question:  # e.g. an eval's: never two questions in one thread
+            fail(
+                f"thread {thread_id!r} holds another question ({existing!r}); "
+                "pick another --thread-id"
+            )
         if existing is not None:
             fail(
                 f"thread {thread_id!r} already exists; continue it with {resume_hint(thread_id, db)} "

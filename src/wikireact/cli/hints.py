@@ -22,8 +22,9 @@ def resume_command(
     """Return a shell command that resumes `thread_id`, quoted so it works as typed.
 
     `--db` is included when the checkpoint file is not the default one (as an absolute
-    path, so the command works from any directory; a PostgreSQL URL without its password); `--max-steps` when the run used a
-    budget other than the one the thread was started with; `--from` to name a checkpoint.
+    path, so the command works from any directory; a PostgreSQL URL without its
+    password); `--max-steps` when the run used a budget other than the one the thread was
+    started with; `--from` to name a checkpoint.
     """
     options: list[str] = []
     if db is not None and str(db) != str(default_db_path()):
