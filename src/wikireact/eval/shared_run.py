@@ -258,7 +258,7 @@ def run_shared_eval(
         worker = f"{socket.gethostname()}:{os.getpid()}"
 
         failed = threading.Event()
-        stopped: list[BaseException] = []  # why each episode stopped by the loss of the locks did
+        stopped: list[BaseException] = []  # the error of each episode the lost locks stopped
 
         def work() -> None:
             while not failed.is_set() and (job := claims.next()) is not None:
