@@ -7,10 +7,13 @@ descriptions) as its configuration form.
 
 from __future__ import annotations
 
+import difflib
 import os
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
+from wikireact.errors import ConfigurationError
 from wikireact.protocol import valid_unicode
 
 DEFAULT_MODEL = "groq:qwen/qwen3.6-27b"
@@ -42,17 +45,56 @@ _TRUE = frozenset({"1", "true", "yes", "on"})
 _FALSE = frozenset({"", "0", "false", "no", "off"})
 
 
+def read_flag(name: str, value: object) -> bool:
+    """Read a yes/no value as the env fallback does: 1/true/yes/on or 0/false/no/off, any case.
+
+    Booleans pass; so do the integers 0 and 1. Raises `ConfigurationError` (one line naming
+    `name`) for anything else, rather than guessing: `"false"` is not true.
+    """
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    raw = value.strip().lower() if isinstance(value, str) else None
+    if raw in _TRUE:
+        return True
+    if raw in _FALSE:
+        return False
+    raise ConfigurationError(f"{name} must be 1/true/yes/on or 0/false/no/off, got {value!r}")
+
+
+def read_int(name: str, value: object) -> int:
+    """Read a whole number given as a number or as text (`"7"`); raise one line naming `name`."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str):
+        try:
+            return int(value.strip())
+        except ValueError:
+            pass
+    raise ConfigurationError(f"{name} must be a whole number, got {value!r}")
+
+
 def env_flag(name: str) -> bool:
     """Read a yes/no environment variable: 1/true/yes/on or 0/false/no/off, any case; unset is no.
 
     Raises ValueError (one line) for anything else, rather than guessing.
     """
-    raw = os.environ.get(name, "").strip().lower()
-    if raw in _TRUE:
-        return True
-    if raw in _FALSE:
-        return False
-    raise ValueError(f"{name} must be 1/true/yes/on or 0/false/no/off, got {os.environ[name]!r}")
+    return read_flag(name, os.environ.get(name, ""))
+
+
+def _shows_default(name: str) -> Callable[[dict[str, Any]], None]:
+    """Return a JSON-schema hook that shows the field's default as resolved now (env included)."""
+
+    def add_default(schema: dict[str, Any]) -> None:
+        try:
+            schema["default"] = getattr(Context(), name)
+        except ValueError:  # a bad environment variable: no default to show
+            pass
+
+    return add_default
 
 
 @dataclass(kw_only=True)
@@ -62,43 +104,52 @@ class Context:
     model: str = field(
         default_factory=lambda: _env("WIKIREACT_MODEL", DEFAULT_MODEL),
         metadata={
+            "json_schema_extra": _shows_default("model"),
             "description": "Chat model as provider:model, e.g. groq:qwen/qwen3.6-27b, "
-            "local (offline Gemma 3 270M) or scripted:FILE.json. Env: WIKIREACT_MODEL."
+            "local (offline Gemma 3 270M) or scripted:FILE.json. Env: WIKIREACT_MODEL.",
         },
     )
     wiki: str = field(
         default_factory=lambda: _env("WIKIREACT_WIKI", "live"),
         metadata={
+            "json_schema_extra": _shows_default("wiki"),
             "description": "Wikipedia source: live (MediaWiki API, cached), offline "
             "(embedded snapshot), record:PATH.db (live, saved to a snapshot) or a "
-            "snapshot PATH.db. Env: WIKIREACT_WIKI."
+            "snapshot PATH.db. Env: WIKIREACT_WIKI.",
         },
     )
     max_steps: int = field(
         default_factory=lambda: _env_int("WIKIREACT_MAX_STEPS", DEFAULT_MAX_STEPS),
         metadata={
-            "description": "Step budget; the paper uses 7 on HotpotQA. Env: WIKIREACT_MAX_STEPS."
+            "ge": 1,
+            "json_schema_extra": _shows_default("max_steps"),
+            "description": "Step budget; the paper uses 7 on HotpotQA. Env: WIKIREACT_MAX_STEPS.",
         },
     )
     repetition_limit: int = field(
         default_factory=lambda: _env_int("WIKIREACT_REPETITION_LIMIT", 3),
         metadata={
+            "ge": 2,
+            "json_schema_extra": _shows_default("repetition_limit"),
             "description": "The n-th identical action ends the episode as repetition_halted. "
-            "Env: WIKIREACT_REPETITION_LIMIT."
+            "Env: WIKIREACT_REPETITION_LIMIT.",
         },
     )
     observation_cap: int = field(
         default_factory=lambda: _env_int("WIKIREACT_OBSERVATION_CAP", 1000),
         metadata={
+            "ge": 50,
+            "json_schema_extra": _shows_default("observation_cap"),
             "description": "Maximum characters of one observation before it is truncated "
-            "with a visible marker. Env: WIKIREACT_OBSERVATION_CAP."
+            "with a visible marker. Env: WIKIREACT_OBSERVATION_CAP.",
         },
     )
     approve: bool = field(
         default_factory=lambda: env_flag("WIKIREACT_APPROVE"),
         metadata={
+            "json_schema_extra": _shows_default("approve"),
             "description": "Pause before every Search/Lookup for human approval "
-            "(resume with approve, an edited action, or a rejection). Env: WIKIREACT_APPROVE."
+            "(resume with approve, an edited action, or a rejection). Env: WIKIREACT_APPROVE.",
         },
     )
     method: Literal["react", "act"] = field(
@@ -111,14 +162,22 @@ class Context:
     protocol: Literal["text", "tools"] = field(
         default_factory=lambda: _env("WIKIREACT_PROTOCOL", "text"),  # type: ignore[arg-type, return-value]
         metadata={
+            "json_schema_extra": _shows_default("protocol"),
             "description": "text: the paper's Thought/Action lines, parsed by wikireact (any model); "
             "tools: native tool calls search/lookup/finish (models with tool calling). "
-            "Env: WIKIREACT_PROTOCOL."
+            "Env: WIKIREACT_PROTOCOL.",
         },
     )
 
+    def __new__(cls, **given: Any) -> Context:
+        """Remember which fields the caller gave (`given`): a resume changes only those."""
+        context = super().__new__(cls)
+        object.__setattr__(context, "_given", frozenset(given))
+        return context
+
     def __post_init__(self) -> None:
-        """Reject settings that cannot run, with a one-line reason."""
+        """Read text values (`"7"`, `"no"`), then reject settings that cannot run, with a one-line reason."""
+        self._read_values()
         if self.max_steps < 1:
             raise ValueError(f"max_steps must be at least 1, got {self.max_steps}")
         if self.repetition_limit < 2:
@@ -132,9 +191,52 @@ class Context:
         if self.protocol == "tools" and self.model.strip().split(":")[0] == "local":
             raise ValueError(LOCAL_HAS_NO_TOOLS)
 
+    def _read_values(self) -> None:
+        for name in TEXT_FIELDS:
+            if not isinstance(getattr(self, name), str):
+                raise ConfigurationError(f"{name} must be text, got {getattr(self, name)!r}")
+        for name in NUMBER_FIELDS:
+            setattr(self, name, read_int(name, getattr(self, name)))
+        self.approve = read_flag("approve", self.approve)
+
+    @property
+    def given(self) -> frozenset[str]:
+        """The fields the caller gave (the others are defaults); all of them for a copy."""
+        return getattr(self, "_given", frozenset(FIELD_NAMES))
+
+    @classmethod
+    def read(cls, value: object) -> Context:
+        """Return the run settings a context value gives; fields it lacks take their defaults.
+
+        `value` is a `Context`, None (all defaults), a dict (a name close to a field's is
+        refused as a typo; others are ignored), or a foreign object, e.g. a parent graph's
+        own context, whose attributes named like our fields are taken.
+        """
+        if value is None:
+            return cls()
+        if isinstance(value, Context):
+            return value
+        if isinstance(value, Mapping):
+            for key in value:
+                close = difflib.get_close_matches(str(key), FIELD_NAMES, n=1, cutoff=0.8)
+                if key not in FIELD_NAMES and close:
+                    raise ConfigurationError(f"unknown setting {key!r} (did you mean {close[0]}?)")
+            given = {name: value[name] for name in FIELD_NAMES if name in value}
+        else:
+            given = {name: getattr(value, name) for name in FIELD_NAMES if hasattr(value, name)}
+        try:
+            return cls(**given)
+        except ValueError as exc:  # a range check: one line, as a ConfigurationError
+            raise ConfigurationError(str(exc)) from None
+
     def as_dict(self) -> dict[str, Any]:
         """Return the settings as a plain dict (stored with a thread so `resume` can reuse them)."""
         return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+FIELD_NAMES: tuple[str, ...] = tuple(f.name for f in fields(Context))
+TEXT_FIELDS = ("model", "wiki")
+NUMBER_FIELDS = ("max_steps", "repetition_limit", "observation_cap")
 
 
 def validate_question(question: object) -> str:
