@@ -1,13 +1,16 @@
 """The ReAct loop as a LangGraph state machine: reason -> parse -> act -> observe -> reason.
 
 Routers:
+- `route_start`: a new episode, or one that can go on (stopped before the recursion limit,
+  or out of a budget the run's context raises), goes to `reason`; an ended one to END.
 - `route_after_parse`: a new Search/Lookup goes to `act`; an invalid output, a Finish
   or a repeat (see `wikireact.progress`) goes straight to `observe` (nothing is executed).
 - `route_after_observe`: back to `reason` while the episode runs; END once it is
   finished, halted for repetition or out of budget.
 
 `graph` (module level, no checkpointer) is what `langgraph.json` serves; use
-`build_graph(checkpointer=...)` for standalone, resumable runs.
+`build_graph(checkpointer=...)` for standalone, resumable runs. Both are `ReActGraph`s
+(`wikireact.react_graph`): runs are checked at the door (`wikireact.admission`).
 """
 
 from __future__ import annotations
@@ -18,21 +21,30 @@ from typing import Any, Literal
 from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.graph import START, StateGraph
+from langgraph.graph import START
 from langgraph.graph.state import CompiledStateGraph
+from langgraph.runtime import Runtime
 
+from wikireact.admission import REOPENED_THROUGH_START, check_question
 from wikireact.context import Context
+from wikireact.episode_settings import can_continue, settle
 from wikireact.exemplars import EpisodeExemplar
 from wikireact.models import load_chat_model
 from wikireact.nodes import act, observe, parse, reason
-from wikireact.react_graph import SAVE_THREADS, ReActGraph, as_react_graph
+from wikireact.react_graph import SAVE_THREADS, ReActGraph, ReActStateGraph
 from wikireact.resources import Resources
-from wikireact.state import InputState, OutputState, State, episode_ended
+from wikireact.state import InputState, OutputState, State
 from wikireact.wiki.base import WikiSource
 from wikireact.wiki.factory import open_source
 
 OUTPUT_KEYS = tuple(OutputState.__annotations__)
 """The channels `invoke` returns (the output schema)."""
+
+
+def route_start(state: State, runtime: Runtime[Context]) -> Literal["reason", "__end__"]:
+    """Start or continue the thread's episode; one that has ended stays ended (its output is returned)."""
+    settings = settle(state.get("settings"), runtime.context)
+    return "reason" if can_continue(state, settings) else "__end__"
 
 
 def route_after_parse(state: State) -> Literal["act", "observe"]:
@@ -48,19 +60,17 @@ def route_after_observe(state: State) -> Literal["reason", "__end__"]:
     return "reason" if state.get("status") == "running" else "__end__"
 
 
-def make_builder(
-    resources: Resources | None = None,
-) -> StateGraph[State, Context, InputState, OutputState]:
+def make_builder(resources: Resources | None = None) -> ReActStateGraph:
     """Return the uncompiled graph; `resources` fixes the model and/or source instead of `Context`."""
     resources = resources or Resources()
-    builder = StateGraph(
+    builder = ReActStateGraph(
         State, context_schema=Context, input_schema=InputState, output_schema=OutputState
     )
     builder.add_node("reason", partial(reason, resources=resources))
     builder.add_node("parse", parse)
     builder.add_node("act", partial(act, resources=resources))
     builder.add_node("observe", observe)
-    builder.add_edge(START, "reason")
+    builder.add_conditional_edges(START, route_start)
     builder.add_edge("reason", "parse")
     builder.add_conditional_edges("parse", route_after_parse)
     builder.add_edge("act", "observe")
@@ -91,10 +101,8 @@ def build_graph(
         wiki=open_source(wiki) if isinstance(wiki, str) else wiki,
         exemplars=exemplars,
     )
-    return as_react_graph(
-        make_builder(resources).compile(
-            checkpointer=checkpointer, interrupt_before=interrupt_before, name="wikireact"
-        )
+    return make_builder(resources).compile(
+        checkpointer=checkpointer, interrupt_before=interrupt_before, name="wikireact"
     )
 
 
@@ -102,28 +110,33 @@ def run_to_end(
     graph: CompiledStateGraph[State, Context, InputState, OutputState],
     question: str,
     config: RunnableConfig,
-    context: Context | None = None,
+    context: Context | dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Start the thread's episode, or resume it if it has not ended; return its final output.
+    """Start the thread's episode, or continue it if it can go on; return its final output.
 
     The output is the episode's values of the output schema (`OutputState`: answer, status,
     steps, trajectory, usage, audit), as `invoke` returns them; for an episode that had
     already ended, the same values read from its last checkpoint (the full state is
-    `graph.get_state(config).values`). Checkpoints are saved with durability "sync". Resumption
-    is decided by the episode's status (`episode_ended`), not by `StateSnapshot.next`,
+    `graph.get_state(config).values`). Checkpoints are saved with durability "sync". Whether
+    the episode goes on is decided by its status (`can_continue`: running, stopped before
+    the recursion limit, or out of a budget `context` raises), not by `StateSnapshot.next`,
     which is empty after a crash between a node's saved writes and the next checkpoint.
+    A thread that holds another question is refused (`ConfigurationError`): one thread
+    holds one episode.
 
-    The run saves on one thread (`SAVE_THREADS`, see `wikireact.react_graph`), whichever
-    compiled graph it is given.
+    The run saves on one thread (`SAVE_THREADS`, see `wikireact.react_graph`).
     """
     values = graph.get_state(config).values
-    if values and episode_ended(values):
-        return {key: values[key] for key in OUTPUT_KEYS if key in values}
+    if values:
+        check_question((config.get("configurable") or {}).get("thread_id"), values, question)
+        if not can_continue(values, settle(values.get("settings"), context)):
+            return {key: values[key] for key in OUTPUT_KEYS if key in values}
+    reopen = not values or values.get("status") in REOPENED_THROUGH_START
     return dict(
         graph.invoke(
-            None if values else {"question": question},
+            {"question": question} if reopen else None,
             {**config, "max_concurrency": SAVE_THREADS},
-            context=context,
+            context=Context.read(context) if context is not None else None,
             durability="sync",
         )
     )

@@ -1,24 +1,34 @@
-"""`ReActGraph`: the compiled graph `build_graph` returns; its `invoke` saves on one thread.
+"""`ReActGraph`: the compiled ReAct graph, with a door and a lean `invoke`.
 
-A LangGraph run starts a thread pool for the saves of its checkpoints (`put_writes` and
-`put` of every superstep, handed off to it). With the pool's default size a run starts two
-or three threads and a checkpoint's save waits on its writes' save in another thread; with
-`max_concurrency=1` both run in order on one thread (the order LangGraph enforces anyway),
-started once per run: per step ~0.2 ms of CPU less with durability "sync", ~0.6 ms with
-the default durability (bench/step_overhead.py).
+Every compiled wikireact graph is one (`build_graph`, `wikireact.graph.graph`,
+`wikireact.graph.builder.compile()`). It differs from a `CompiledStateGraph` in three ways:
 
-Only `invoke` does this, and only when the caller set no `max_concurrency` and streams no
-`custom`/`messages` events: such a run parks a waiter on the pool, and one thread would
-then never run the node.
+- `stream`/`astream` (so `invoke`, `ainvoke`, `batch`, `astream_events`, and a parent graph
+  running it as a node) check each run at the door first (`wikireact.admission`): the
+  context, one episode per thread, one run per thread, approval without a checkpointer.
+- `invoke`/`ainvoke` return pending interrupts as `InterruptRecord`s (dicts that also
+  have `.value` and `.id`), so a paused output is JSON-serialisable.
+- `invoke` saves checkpoints on one thread. A LangGraph run starts a thread pool for the
+  saves of its checkpoints (`put_writes` and `put` of every superstep, handed off to it).
+  With the pool's default size a run starts two or three threads and a checkpoint's save
+  waits on its writes' save in another thread; with `max_concurrency=1` both run in order
+  on one thread (the order LangGraph enforces anyway), started once per run: per step
+  ~0.2 ms of CPU less with durability "sync", ~0.6 ms with the default durability
+  (bench/step_overhead.py). Only `invoke` does this, and only when the caller set no
+  `max_concurrency` and streams no `custom`/`messages` events: such a run parks a waiter
+  on the pool, and one thread would then never run the node.
 """
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
-from langgraph.graph.state import CompiledStateGraph
+from langgraph.graph.state import CompiledStateGraph, StateGraph
+from langgraph.types import Interrupt
 
+from wikireact.admission import admit, hold, thread_of, thread_values
 from wikireact.context import Context
 from wikireact.state import InputState, OutputState, State
 
@@ -26,10 +36,60 @@ SAVE_THREADS = 1
 """`max_concurrency` of a non-streaming run: the threads LangGraph saves checkpoints on."""
 WAITER_FREE_MODES = frozenset({"values", "updates", "checkpoints", "tasks", "debug"})
 """Stream modes that do not park a waiter on the run's thread pool."""
+INTERRUPT_KEY = "__interrupt__"
+
+
+class InterruptRecord(dict[str, Any]):
+    """A pending interrupt as plain data (`{"value": ..., "id": ...}`), read also as `.value`/`.id`."""
+
+    @property
+    def value(self) -> Any:
+        """The interrupt's payload (for approval: the proposed action and its episode)."""
+        return self["value"]
+
+    @property
+    def id(self) -> str:
+        """The interrupt's id: resume several at once with `Command(resume={id: value, ...})`."""
+        return str(self["id"])
 
 
 class ReActGraph(CompiledStateGraph[State, Context, InputState, OutputState]):
-    """The compiled ReAct graph (a `CompiledStateGraph`); see the module docstring for `invoke`."""
+    """The compiled ReAct graph (a `CompiledStateGraph`); see the module docstring."""
+
+    def stream(
+        self,
+        input: Any,
+        config: RunnableConfig | None = None,
+        *,
+        context: Any = None,
+        **kwargs: Any,
+    ) -> Iterator[Any]:
+        """Check the run at the door (`wikireact.admission`), then stream it as LangGraph does."""
+        thread = thread_of(self.checkpointer, config)
+        with hold(thread):
+            values = None
+            if thread is not None and not thread.nested:
+                values = thread_values(thread.saver.get_tuple(thread.config))
+            run = admit(input, config, context, thread, values)
+            yield from super().stream(run.input, config, context=run.context, **kwargs)
+
+    async def astream(
+        self,
+        input: Any,
+        config: RunnableConfig | None = None,
+        *,
+        context: Any = None,
+        **kwargs: Any,
+    ) -> AsyncIterator[Any]:
+        """Check the run at the door (`wikireact.admission`), then stream it as LangGraph does."""
+        thread = thread_of(self.checkpointer, config)
+        with hold(thread):
+            values = None
+            if thread is not None and not thread.nested:
+                values = thread_values(await thread.saver.aget_tuple(thread.config))
+            run = admit(input, config, context, thread, values)
+            async for chunk in super().astream(run.input, config, context=run.context, **kwargs):
+                yield chunk
 
     def invoke(
         self,
@@ -47,12 +107,35 @@ class ReActGraph(CompiledStateGraph[State, Context, InputState, OutputState]):
             and "max_concurrency" not in (config or {})
         ):
             config = {**(config or {}), "max_concurrency": SAVE_THREADS}
-        return super().invoke(input, config, stream_mode=stream_mode, **kwargs)
+        return as_json_output(super().invoke(input, config, stream_mode=stream_mode, **kwargs))
+
+    async def ainvoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
+        """Run the graph to its end (or interrupt), asynchronously."""
+        return as_json_output(await super().ainvoke(input, config, **kwargs))
+
+
+def as_json_output(output: Any) -> Any:
+    """Return `invoke`'s output with its pending interrupts as `InterruptRecord`s."""
+    if not isinstance(output, dict) or not isinstance(output.get(INTERRUPT_KEY), list | tuple):
+        return output
+    pending = [
+        InterruptRecord(value=i.value, id=i.id) if isinstance(i, Interrupt) else i
+        for i in output[INTERRUPT_KEY]
+    ]
+    return {**output, INTERRUPT_KEY: pending}
+
+
+class ReActStateGraph(StateGraph[State, Context, InputState, OutputState]):
+    """The uncompiled ReAct graph; `compile` returns a `ReActGraph`."""
+
+    def compile(self, *args: Any, **kwargs: Any) -> ReActGraph:
+        """Compile as LangGraph does, as a `ReActGraph`."""
+        return as_react_graph(super().compile(*args, **kwargs))
 
 
 def as_react_graph(
     compiled: CompiledStateGraph[State, Context, InputState, OutputState],
 ) -> ReActGraph:
-    """Return `compiled` as a `ReActGraph` (the same object: only `invoke` differs)."""
+    """Return `compiled` as a `ReActGraph` (the same object: only the methods above differ)."""
     compiled.__class__ = ReActGraph
     return compiled  # type: ignore[return-value]

@@ -12,7 +12,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from langchain_core.language_models import BaseChatModel
-from langgraph.runtime import Runtime
 
 from wikireact.context import Context
 from wikireact.exemplars import EpisodeExemplar
@@ -61,13 +60,3 @@ def resolve_resources(context: Context, *, key_optional: bool = False) -> Resour
     if model is not None and context.protocol == "tools":
         bind_protocol_tools(model)
     return Resources(model=model, wiki=wiki)
-
-
-def settings(runtime: Runtime[Context]) -> Context:
-    """Return the run's `Context`, or the environment's defaults when the caller passed none."""
-    context = runtime.context
-    if context is None:
-        return Context()
-    if isinstance(context, dict):  # defensive: servers may hand over plain dicts
-        return Context(**context)
-    return context

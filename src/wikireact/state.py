@@ -13,11 +13,15 @@ from collections.abc import Sequence
 from typing import Annotated, Any, Literal
 
 from langgraph.channels import DeltaChannel
+from langgraph.managed import RemainingSteps
+from pydantic import ConfigDict, with_config
 from typing_extensions import NotRequired, TypedDict
 
 from wikireact.protocol import ActionName
 
-Status = Literal["running", "finished", "budget_exhausted", "repetition_halted"]
+Status = Literal["running", "finished", "budget_exhausted", "repetition_halted", "recursion_limit"]
+"""`recursion_limit`: stopped before LangGraph's recursion limit (not ended: a run with a
+larger `recursion_limit` continues it)."""
 ProtocolName = Literal["text", "tools"]
 """How the model states its action: `text` (`Action N: Verb[argument]` lines, parsed by us)
 or `tools` (native tool calls: search, lookup, finish)."""
@@ -28,6 +32,10 @@ StepKind = Literal["executed", "invalid", "repeat", "finish", "rejected"]
 """What a step was: `executed` (a Search/Lookup ran), `invalid` (format error), `repeat` (the
 same action in the same environment state as an earlier step: not executed), `finish`, or
 `rejected` (a human reviewer refused it: not executed)."""
+
+
+DESCRIBED = with_config(ConfigDict(use_attribute_docstrings=True))
+"""Puts each field's docstring into the JSON schemas as its description (Studio, servers)."""
 
 
 def episode_ended(values: dict) -> bool:
@@ -110,6 +118,7 @@ class Approval(TypedDict):
     """For `rejected`: the reviewer's reason."""
 
 
+@DESCRIBED
 class AuditRecord(TypedDict):
     """The facts of one step: what was done, what came back, when, at what cost, who allowed it."""
 
@@ -133,6 +142,7 @@ class AuditRecord(TypedDict):
     """The reviewer's decision under approval mode; None otherwise."""
 
 
+@DESCRIBED
 class Step(TypedDict):
     """One completed step of the episode (the history shown to the model)."""
 
@@ -219,21 +229,29 @@ class StepUsage(TypedDict):
     wiki_requests: int
 
 
+@DESCRIBED
 class InputState(TypedDict):
     """What a caller provides: the question only."""
 
     question: str
+    """The question to answer (at most 2,000 characters). One thread holds one question."""
 
 
+@DESCRIBED
 class OutputState(TypedDict):
-    """What a caller gets back."""
+    """What a caller gets back (also at an approval pause, where status is `running`)."""
 
     answer: str | None
     """The Finish argument, or None when the episode ended without one."""
     status: Status
+    """running (also while paused), finished, budget_exhausted, repetition_halted, or
+    recursion_limit (stopped before LangGraph's recursion limit; resumable)."""
     steps: int
+    """Steps completed so far."""
     trajectory: Annotated[list[Step], DeltaChannel(append_items, snapshot_frequency=SNAPSHOT_EVERY)]
+    """The completed steps: thought, action, observation, kind, raw model text."""
     usage: Annotated[list[StepUsage], DeltaChannel(append_items, snapshot_frequency=SNAPSHOT_EVERY)]
+    """Per step: model tokens in and out, and requests to the Wikipedia source."""
     audit: Annotated[
         list[AuditRecord], DeltaChannel(append_items, snapshot_frequency=SNAPSHOT_EVERY)
     ]
@@ -259,3 +277,7 @@ class State(InputState, OutputState, total=False):
     """Per action-in-environment-state key, the steps that proposed it (executed, then repeats)."""
     current: Annotated[CurrentStep, DeltaChannel(merge_dicts, snapshot_frequency=SNAPSHOT_EVERY)]
     """The step in progress: the model's text, the parsed action, the observation (write partial dicts)."""
+    settings: dict[str, Any]
+    """The episode's `Context` as a dict, kept from its start (see `wikireact.episode_settings`)."""
+    remaining_steps: RemainingSteps
+    """LangGraph's managed count of supersteps left before the recursion limit (not stored)."""

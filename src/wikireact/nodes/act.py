@@ -15,26 +15,41 @@ from __future__ import annotations
 
 from typing import Any
 
+from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
 from wikireact.approval import APPROVAL_HINT, read_decision
 from wikireact.audit import utc_now
 from wikireact.context import Context
+from wikireact.episode_settings import episode_settings
 from wikireact.errors import WikiOutageError
 from wikireact.progress import state_key
 from wikireact.prompts import sanitize_observation
 from wikireact.protocol import Action
-from wikireact.resources import DEFAULT_RESOURCES, Resources, settings
+from wikireact.resources import DEFAULT_RESOURCES, Resources
 from wikireact.state import ActionDict, CurrentStep, State
 from wikireact.wiki.environment import lookup, search, truncate
 
 
 def act(
-    state: State, runtime: Runtime[Context], resources: Resources = DEFAULT_RESOURCES
+    state: State,
+    runtime: Runtime[Context],
+    config: RunnableConfig,
+    resources: Resources = DEFAULT_RESOURCES,
 ) -> dict[str, Any]:
     """Execute the parsed action and record its observation, times and the page state it leaves."""
-    context = settings(runtime)
+    context, kept = episode_settings(state, runtime.context)
+    # A step proposed under approval waits for its decision even if this run turns approval
+    # off: a change of `approve` applies from the next proposed step on.
+    gated = (state.get("settings") or {}).get("approve", context.approve)
+    return {**kept, **_run(state, context, gated, config, resources)}
+
+
+def _run(
+    state: State, context: Context, gated: bool, config: RunnableConfig, resources: Resources
+) -> dict[str, Any]:
+    """Ask for approval when `gated`, then run the action (see `act`)."""
     current = state.get("current") or {}
     proposed = current.get("action")
     if proposed is None:  # unreachable through the routers; kept total for manual updates
@@ -42,16 +57,8 @@ def act(
     action = Action(proposed["name"], proposed["argument"])
     key = current.get("state_key")
     edited: CurrentStep = {}
-    if context.approve:
-        value = interrupt(
-            {
-                "proposed_action": str(action),
-                "thought": current.get("thought", ""),
-                "step": state.get("steps", 0) + 1,
-                "page_title": state.get("page_title"),
-                "hint": APPROVAL_HINT,
-            }
-        )
+    if gated:
+        value = interrupt(approval_request(state, action, config))
         verdict = read_decision(action, value)
         edited["approval"] = verdict.approval
         if verdict.action is None:
@@ -102,4 +109,23 @@ def act(
             started_at=started_at,
             ended_at=utc_now(),
         ),
+    }
+
+
+def approval_request(state: State, action: Action, config: RunnableConfig) -> dict[str, Any]:
+    """Return the interrupt payload: the proposed action, and which episode it belongs to.
+
+    `question` and `thread_id` (with `checkpoint_ns`, empty at the top level) tell apart
+    the pending approvals of several episodes, e.g. agents fanned out by a parent graph.
+    """
+    configurable = config.get("configurable") or {}
+    return {
+        "proposed_action": str(action),
+        "thought": (state.get("current") or {}).get("thought", ""),
+        "step": state.get("steps", 0) + 1,
+        "page_title": state.get("page_title"),
+        "question": state.get("question"),
+        "thread_id": configurable.get("thread_id"),
+        "checkpoint_ns": configurable.get("checkpoint_ns", ""),
+        "hint": APPROVAL_HINT,
     }

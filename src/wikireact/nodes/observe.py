@@ -8,22 +8,27 @@ from __future__ import annotations
 
 from typing import Any
 
+from langchain_core.callbacks import dispatch_custom_event
 from langgraph.runtime import Runtime
 
 from wikireact.audit import audit_record
 from wikireact.context import Context
+from wikireact.episode_settings import episode_settings
 from wikireact.progress import times_proposed
 from wikireact.protocol import VALID_ACTIONS_HINT
-from wikireact.resources import settings
 from wikireact.state import CurrentStep, State, Status, Step, StepKind, StepUsage
 
 COUNTED: frozenset[StepKind] = frozenset({"executed", "repeat"})
 """Kinds recorded as proposals of an action in an environment state."""
+SUPERSTEPS_PER_STEP = 4
+"""LangGraph supersteps one ReAct step may take: reason, parse, act, observe (3 without act)."""
+STEP_EVENT = "wikireact_step"
+"""Name of the custom event each completed step dispatches (`astream_events`, callbacks)."""
 
 
 def observe(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     """Record the finished step and decide the episode's status."""
-    context = settings(runtime)
+    context, kept = episode_settings(state, runtime.context)
     number = state.get("steps", 0) + 1
     current = state.get("current") or {}
     kind: StepKind = current.get("kind") or "invalid"
@@ -39,6 +44,8 @@ def observe(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         status = "repetition_halted"
     elif number >= context.max_steps:
         status = "budget_exhausted"
+    elif state.get("remaining_steps", SUPERSTEPS_PER_STEP) < SUPERSTEPS_PER_STEP:
+        status = "recursion_limit"  # the next step might not fit: stop before LangGraph raises
 
     step = Step(
         kind=kind,
@@ -55,8 +62,11 @@ def observe(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         output_tokens=current.get("output_tokens", 0),
         wiki_requests=current.get("wiki_requests", 0),
     )
-    runtime.stream_writer({"step": number, **step, "status": status})
+    event = {"step": number, **step, "status": status}
+    runtime.stream_writer(event)
+    dispatch_custom_event(STEP_EVENT, event)
     return {
+        **kept,
         "trajectory": [step],
         "usage": [usage],
         "audit": [audit_record(number, kind, current, step["observation"], context.protocol)],

@@ -16,16 +16,16 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from wikireact.context import Context
+from wikireact.episode_settings import episode_settings
 from wikireact.progress import earlier_step, state_key
 from wikireact.protocol import Action, parse_output
-from wikireact.resources import settings
 from wikireact.state import ActionDict, CurrentStep, State, StepKind
 from wikireact.tools_protocol import parse_tool_calls
 
 
 def parse(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     """Parse the model's reply into the current step's thought and action, and classify it."""
-    context = settings(runtime)
+    context, kept = episode_settings(state, runtime.context)
     current = state.get("current") or {}
     if context.protocol == "tools":
         parsed = parse_tool_calls(current.get("raw", ""), current.get("calls") or [])
@@ -34,6 +34,7 @@ def parse(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     thought = parsed.thought if context.method == "react" else ""
     if not isinstance(parsed.result, Action):
         return {
+            **kept,
             "current": CurrentStep(
                 thought=thought,
                 action=None,
@@ -42,7 +43,7 @@ def parse(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
                 kind="invalid",
                 state_key=None,
                 repeat_of=None,
-            )
+            ),
         }
     action = ActionDict(name=parsed.result.name, argument=parsed.result.argument)
     key = state_key(action, state)
@@ -51,6 +52,7 @@ def parse(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         "finish" if action["name"] == "Finish" else ("repeat" if repeat_of is not None else None)
     )
     return {
+        **kept,
         "current": CurrentStep(
             thought=thought,
             action=action,
@@ -59,5 +61,5 @@ def parse(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
             kind=kind,
             state_key=key,
             repeat_of=repeat_of,
-        )
+        ),
     }

@@ -10,11 +10,12 @@ from langgraph.runtime import Runtime
 
 from wikireact.call_metadata import CALL_INDEX_KEY
 from wikireact.context import Context, validate_question
+from wikireact.episode_settings import episode_settings
 from wikireact.errors import ModelCallError
 from wikireact.prompt_variants import build_prompt
 from wikireact.prompts import STOP_SEQUENCES
 from wikireact.protocol import cut_at_observation
-from wikireact.resources import DEFAULT_RESOURCES, Resources, settings
+from wikireact.resources import DEFAULT_RESOURCES, Resources
 from wikireact.state import State, new_step
 from wikireact.tool_prompts import bind_protocol_tools, build_tool_messages
 from wikireact.tools_protocol import calls_of_reply
@@ -34,7 +35,7 @@ def reason(
     so a made-up observation never enters the history. In the tools protocol the three
     tools are bound to the model and the reply's tool calls are kept for `parse`.
     """
-    context = settings(runtime)
+    context, kept = episode_settings(state, runtime.context)
     question = validate_question(state.get("question"))
     history = state.get("trajectory") or []
     model = resources.chat_model(context)
@@ -58,6 +59,7 @@ def reason(
     text = _THINK_BLOCK.sub("", reply.text).strip()
     usage = getattr(reply, "usage_metadata", None) or {}
     return {
+        **kept,
         "current": new_step(
             raw=cut_at_observation(text),
             calls=calls_of_reply(reply, len(history) + 1)
@@ -65,5 +67,5 @@ def reason(
             else [],
             input_tokens=int(usage.get("input_tokens", 0)),
             output_tokens=int(usage.get("output_tokens", 0)),
-        )
+        ),
     }

@@ -1,0 +1,201 @@
+"""The door of a run: what `ReActGraph` checks before LangGraph touches the thread.
+
+LangGraph applies a run's input as soon as it starts: a new question on a thread
+discards the step in progress and overwrites the question, and a context dict with a
+key the agent does not know fails inside LangGraph. So these checks come first:
+
+- The context is read with `Context.read` (text values, foreign keys, one-line errors)
+  and checked against the episode's kept settings (`wikireact.episode_settings`).
+- One thread holds one episode. A question other than the thread's is refused. The
+  thread's own question continues its episode where it stopped (as `invoke(None, ...)`
+  does), or returns it unchanged once it has ended. An input of None reopens an
+  episode that stopped before the recursion limit, or ran out of a budget the run's
+  context now raises.
+- One run per thread at a time in this process (`hold`); across processes the CLI's
+  run lock does the same.
+- `approve` needs a checkpointer (a pause could not be resumed), and the recursion limit
+  must leave room for one step.
+
+Inside a parent graph's task (a non-empty `checkpoint_ns`), the thread's values are not
+read (each task is its own episode there); the other checks hold.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+from langchain_core.runnables.config import ensure_config
+from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
+from langgraph.constants import CONFIG_KEY_CHECKPOINTER
+from langgraph.runtime import get_runtime
+from langgraph.types import Command
+
+from wikireact.context import Context, validate_question
+from wikireact.episode_settings import can_continue, settle
+from wikireact.errors import ConfigurationError
+from wikireact.nodes.observe import SUPERSTEPS_PER_STEP
+from wikireact.protocol import valid_unicode
+from wikireact.thread_settings import ThreadBusyError
+
+DEFAULT_RECURSION_LIMIT = 10_007
+"""LangGraph's default `recursion_limit` (1.2)."""
+REOPENED_THROUGH_START = frozenset({"recursion_limit", "budget_exhausted"})
+"""Statuses whose run ended at END: an episode that can go on continues from START."""
+
+
+@dataclass(frozen=True)
+class Thread:
+    """The checkpointed thread a run works on."""
+
+    saver: BaseCheckpointSaver
+    config: RunnableConfig
+    """The thread's config: thread id, namespace and (for a replay) checkpoint id."""
+    nested: bool
+    """Whether the run is a task of a parent graph (then its values are not read here)."""
+
+    @property
+    def thread_id(self) -> str:
+        """The thread's id."""
+        return str(self.config["configurable"]["thread_id"])
+
+    @property
+    def key(self) -> tuple[int, str, str]:
+        """What identifies the thread among runs in this process."""
+        configurable = self.config["configurable"]
+        return (id(self.saver), self.thread_id, configurable.get("checkpoint_ns", ""))
+
+
+@dataclass(frozen=True)
+class Admitted:
+    """What LangGraph is given for an admitted run."""
+
+    input: Any
+    context: Context | None
+    """The context read at the door (None: the run inherits its parent's, or uses the kept settings)."""
+
+
+def thread_of(own_saver: Any, config: RunnableConfig | None) -> Thread | None:
+    """Return the thread a run with `config` works on (None: no checkpointer, no thread).
+
+    The saver is resolved as LangGraph does: a parent's, lent through the config, else
+    the graph's own (`own_saver`); `checkpointer=False` has none.
+    """
+    merged = ensure_config(config)  # a run inside a parent's task inherits its config
+    configurable = merged.get("configurable") or {}
+    if own_saver is False:
+        return None
+    saver = configurable.get(CONFIG_KEY_CHECKPOINTER, own_saver)
+    if not isinstance(saver, BaseCheckpointSaver) or configurable.get("thread_id") is None:
+        return None
+    namespace = str(configurable.get("checkpoint_ns") or "")
+    keys = ("thread_id", "checkpoint_ns", "checkpoint_id")
+    own = {key: configurable[key] for key in keys if configurable.get(key) is not None}
+    return Thread(saver, {"configurable": {**own, "checkpoint_ns": namespace}}, bool(namespace))
+
+
+def thread_values(checkpoint: CheckpointTuple | None) -> dict[str, Any] | None:
+    """Return the plain channel values of a thread's checkpoint (None: no checkpoint yet)."""
+    return dict(checkpoint.checkpoint["channel_values"]) if checkpoint is not None else None
+
+
+_RUNNING: set[tuple[int, str, str]] = set()
+_RUNNING_LOCK = threading.Lock()
+
+
+@contextmanager
+def hold(thread: Thread | None) -> Iterator[None]:
+    """Run on `thread` as its only run in this process, or raise `ThreadBusyError` at once."""
+    if thread is None:
+        yield
+        return
+    with _RUNNING_LOCK:
+        if thread.key in _RUNNING:
+            raise ThreadBusyError(
+                f"thread {thread.thread_id!r} is already running in this process; one thread "
+                "runs one episode at a time: wait for that run, or use another thread_id"
+            )
+        _RUNNING.add(thread.key)
+    try:
+        yield
+    finally:
+        with _RUNNING_LOCK:
+            _RUNNING.discard(thread.key)
+
+
+def admit(
+    input: Any,
+    config: RunnableConfig | None,
+    context: Any,
+    thread: Thread | None,
+    values: Mapping[str, Any] | None,
+) -> Admitted:
+    """Check a run at the door; return the input and context to give LangGraph.
+
+    `values` are the thread's channel values (None: no checkpoint, or not read).
+    Raises `ConfigurationError` with one line; nothing has run then.
+    """
+    limit = ensure_config(config).get("recursion_limit", DEFAULT_RECURSION_LIMIT)
+    if limit < SUPERSTEPS_PER_STEP:
+        raise ConfigurationError(
+            f"recursion_limit {limit} leaves no room for one ReAct step (up to "
+            f"{SUPERSTEPS_PER_STEP} supersteps): use at least {SUPERSTEPS_PER_STEP}"
+        )
+    read = Context.read(context) if context is not None else None
+    settings = settle((values or {}).get("settings"), read or _inherited_context())
+    if settings.approve and thread is None:
+        raise ConfigurationError(
+            "approve needs a checkpointer: a run paused for approval is resumed from its "
+            "thread (build_graph(checkpointer=...), and a thread_id in the config)"
+        )
+    if isinstance(input, Command):
+        return Admitted(input, read)
+    held = values is not None and values.get("question") is not None and thread is not None
+    if input is not None:
+        question = _question_of(input)
+        if not held or thread is None or values is None:
+            return Admitted(input, read)
+        check_question(thread.thread_id, values, question)
+    elif not held or values is None:
+        return Admitted(None, read)
+    # The thread's own episode: reopen it through START (which ends at once for an ended
+    # episode), or continue where it stopped, keeping the step in progress.
+    return Admitted({"question": values["question"]} if _reopens(values, settings) else None, read)
+
+
+def _question_of(input: Any) -> str:
+    """Return the input's question, validated (one line for a bad one)."""
+    if not isinstance(input, Mapping) or "question" not in input:
+        raise ConfigurationError('the input must be {"question": "..."} (or None to continue)')
+    try:
+        return validate_question(input["question"])
+    except ValueError as exc:
+        raise ConfigurationError(str(exc)) from None
+
+
+def check_question(thread_id: object, values: Mapping[str, Any], question: str) -> None:
+    """Refuse `question` on a thread whose `values` hold another one (one thread, one episode)."""
+    held = valid_unicode(str(values.get("question"))).strip()
+    if valid_unicode(question).strip() != held:
+        raise ConfigurationError(
+            f"thread {thread_id!r} holds the episode of another question ({held!r}); "
+            "one thread holds one episode: use a new thread_id for this question"
+        )
+
+
+def _reopens(values: Mapping[str, Any], settings: Context) -> bool:
+    """Whether an input of None should reopen the episode through START."""
+    return values.get("status") in REOPENED_THROUGH_START and can_continue(values, settings)
+
+
+def _inherited_context() -> Any:
+    """Return the context of the parent graph whose task runs this one (None at the top)."""
+    try:
+        runtime = get_runtime()
+    except RuntimeError:  # not inside a graph's task
+        return None
+    return runtime.context if runtime is not None else None

@@ -1,0 +1,90 @@
+"""Settings are kept with the episode: a resume without context uses them; changes are applied or refused."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.types import Command
+from support import GOOD_RUN, QUESTION, TOOLS_RUN, SpyModel, thread
+
+from wikireact import Context, MemorySource, ScriptedChatModel, build_graph
+from wikireact.errors import ConfigurationError
+from wikireact.scripted import ScriptOutput
+
+LOOKUPS: list[ScriptOutput] = [
+    "Thought: look.\nAction: Search[Ed Wood]",
+    *[f"Thought: more.\nAction: Lookup[word{i}]" for i in range(12)],
+]
+
+
+def test_a_resume_without_context_keeps_the_approval_gate(
+    checkpointer: BaseCheckpointSaver, wiki: MemorySource
+) -> None:
+    graph = build_graph(checkpointer, model=ScriptedChatModel(outputs=GOOD_RUN), wiki=wiki)
+    graph.invoke({"question": QUESTION}, thread(), context=Context(approve=True))
+    out = graph.invoke(Command(resume={"approve": True, "by": "ann"}), thread())  # no context
+    assert out["__interrupt__"][0].value["proposed_action"] == "Search[Ed Wood]"  # still gated
+    assert out["audit"][0]["approval"] == {
+        "decision": "approved",
+        "by": "ann",
+        "original_action": None,
+        "note": None,
+    }
+
+
+def test_a_resume_elsewhere_ignores_the_new_environment(
+    checkpointer: BaseCheckpointSaver, wiki: MemorySource, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    start = build_graph(checkpointer, model=ScriptedChatModel(outputs=LOOKUPS), wiki=wiki)
+    start.invoke({"question": QUESTION}, thread(), context={"max_steps": 3, "approve": True})
+    monkeypatch.setenv("WIKIREACT_MAX_STEPS", "10")
+    monkeypatch.setenv("WIKIREACT_APPROVE", "0")
+    later = build_graph(checkpointer, model=ScriptedChatModel(outputs=LOOKUPS), wiki=wiki)
+    out = later.invoke(Command(resume=True), thread())
+    assert out["__interrupt__"] and out["steps"] == 1  # approval kept: step 2 waits
+    assert later.get_state(thread()).values["settings"]["max_steps"] == 3
+
+
+def test_a_larger_budget_on_resume_is_applied(wiki: MemorySource) -> None:
+    graph = build_graph(InMemorySaver(), model=ScriptedChatModel(outputs=LOOKUPS), wiki=wiki)
+    first = graph.invoke({"question": QUESTION}, thread(), context=Context(max_steps=3))
+    assert first["status"] == "budget_exhausted" and first["steps"] == 3
+    out = graph.invoke(None, thread(), context={"max_steps": 5})
+    assert out["status"] == "budget_exhausted" and out["steps"] == 5
+    assert graph.get_state(thread()).values["settings"]["max_steps"] == 5
+
+
+def test_turning_approval_off_applies_from_the_next_step(wiki: MemorySource) -> None:
+    graph = build_graph(InMemorySaver(), model=ScriptedChatModel(outputs=GOOD_RUN), wiki=wiki)
+    graph.invoke({"question": QUESTION}, thread(), context=Context(approve=True))
+    still = graph.invoke(None, thread(), context={"approve": False})
+    assert still["__interrupt__"]  # the step waiting for a decision still waits for it
+    out = graph.invoke(Command(resume=True), thread(), context={"approve": False})
+    assert "__interrupt__" not in out and out["answer"] == "yes"
+    decisions = [r["approval"] and r["approval"]["decision"] for r in out["audit"]]
+    assert decisions == ["approved", None, None, None]
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("protocol", "tools"), ("method", "act"), ("repetition_limit", 5), ("observation_cap", 80)],
+)
+def test_settings_that_define_the_episode_cannot_change(
+    field: str, value: Any, wiki: MemorySource
+) -> None:
+    model = SpyModel(outputs=GOOD_RUN)
+    graph = build_graph(InMemorySaver(), model=model, wiki=wiki)
+    graph.invoke({"question": QUESTION}, thread(), context=Context(approve=True))
+    with pytest.raises(ConfigurationError, match=f"{field} cannot change"):
+        graph.invoke(Command(resume=True), thread(), context={field: value})
+    assert graph.get_state(thread()).next == ("act",) and len(model.calls) == 1
+
+
+def test_a_context_object_changes_only_the_fields_it_was_given(wiki: MemorySource) -> None:
+    graph = build_graph(InMemorySaver(), model=ScriptedChatModel(outputs=TOOLS_RUN), wiki=wiki)
+    graph.invoke({"question": QUESTION}, thread(), context=Context(protocol="tools", approve=True))
+    out = graph.invoke(Command(resume=True), thread(), context=Context(approve=False))
+    assert out["answer"] == "yes" and out["audit"][1]["protocol"] == "tools"
