@@ -56,7 +56,7 @@ LAYERS: list[tuple[str, ...]] = [
     ),
     ("nodes",),
     ("admission", "react_graph"),
-    ("graph",),
+    ("graph", "fork", "tool"),
     ("eval", "history"),
     ("cli", "__main__"),
 ]
