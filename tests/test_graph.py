@@ -23,6 +23,8 @@ def test_graph_has_exactly_the_four_nodes_and_conditional_edges() -> None:
     nodes = {n for n in build_graph().get_graph().nodes if not n.startswith("__")}
     assert nodes == {"reason", "parse", "act", "observe"}
     for edge in (
+        "__start__ -.-> reason;",
+        "__start__ -.-> __end__;",
         "parse -.-> act;",
         "parse -.-> observe;",
         "observe -.-> reason;",

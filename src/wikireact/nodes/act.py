@@ -92,6 +92,8 @@ def _run(
             "lookup_cursors": {},
             "page_key": key if found.page_title is not None else None,
         }
+        if found.page_title is not None and found.page_title not in state.get("pages_read", []):
+            update["pages_read"] = [found.page_title]
         observation = found.observation
     else:
         looked = lookup(
