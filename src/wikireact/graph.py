@@ -6,7 +6,8 @@ Routers:
 - `route_after_parse`: a new Search/Lookup goes to `act`; an invalid output, a Finish
   or a repeat (see `wikireact.progress`) goes straight to `observe` (nothing is executed).
 - `route_after_observe`: back to `reason` while the episode runs; END once it is
-  finished, halted for repetition or out of budget.
+  finished, halted for repetition or out of budget, or when another step might not fit
+  in the run's recursion limit (status `recursion_limit`: resumable).
 
 `graph` (module level, no checkpointer) is what `langgraph.json` serves; use
 `build_graph(checkpointer=...)` for standalone, resumable runs. Both are `ReActGraph`s

@@ -1,7 +1,7 @@
 """`ReActGraph`: the compiled ReAct graph, with a door and a lean `invoke`.
 
-Every compiled wikireact graph is one (`build_graph`, `wikireact.graph.graph`,
-`wikireact.graph.builder.compile()`). It differs from a `CompiledStateGraph` in three ways:
+Every compiled wikireact graph is one (`build_graph(...)`, and `graph` and `builder.compile()`
+of `wikireact.graph`). It differs from a `CompiledStateGraph` in three ways:
 
 - `stream`/`astream` (so `invoke`, `ainvoke`, `batch`, `astream_events`, and a parent graph
   running it as a node) check each run at the door first (`wikireact.admission`): the

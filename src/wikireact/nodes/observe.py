@@ -1,5 +1,11 @@
 """`observe`: append the step to the history, count it, apply repetition and budget rules.
 
+It also stops the run (status `recursion_limit`) when LangGraph's `RemainingSteps` says
+another full step (`SUPERSTEPS_PER_STEP`) might not fit before the recursion limit: the
+run then ends gracefully instead of raising `GraphRecursionError`, and a run with a
+larger limit continues the episode. Each step is streamed as a `custom` event and
+dispatched as the callback event `STEP_EVENT` (seen by `astream_events`).
+
 It reads the step's `kind` (decided by `parse` and `act`), never infers it from the text,
 and appends the step's audit record (`wikireact.audit`) from what the nodes wrote.
 """
