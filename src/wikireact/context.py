@@ -218,8 +218,8 @@ class Context:
             return value
         if isinstance(value, Mapping):
             for key in value:
-                close = difflib.get_close_matches(str(key), FIELD_NAMES, n=1, cutoff=0.8)
-                if key not in FIELD_NAMES and close:
+                close = [] if key in FIELD_NAMES else _close_field(str(key))
+                if close:
                     raise ConfigurationError(f"unknown setting {key!r} (did you mean {close[0]}?)")
             given = {name: value[name] for name in FIELD_NAMES if name in value}
         else:
@@ -237,6 +237,11 @@ class Context:
 FIELD_NAMES: tuple[str, ...] = tuple(f.name for f in fields(Context))
 TEXT_FIELDS = ("model", "wiki")
 NUMBER_FIELDS = ("max_steps", "repetition_limit", "observation_cap")
+
+
+def _close_field(key: str) -> list[str]:
+    """Return the field a foreign key probably meant (a typo), if any."""
+    return difflib.get_close_matches(key, FIELD_NAMES, n=1, cutoff=0.8)
 
 
 def validate_question(question: object) -> str:

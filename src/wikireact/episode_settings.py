@@ -15,6 +15,7 @@ the same names):
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Any
 
@@ -44,18 +45,24 @@ def settle(stored: Mapping[str, Any] | None, context: object) -> Context:
     new episode, or one saved before settings were kept) it is the whole answer. Raises
     `ConfigurationError` when it gives a `FIXED` field another value.
     """
-    requested = Context.read(context)
     if not stored:
-        return requested
+        return Context.read(context)
     kept = {name: stored[name] for name in FIELD_NAMES if name in stored}
-    changes = {name: getattr(requested, name) for name in requested.given}
+    requested = Context.read(context) if context is not None else None
+    changes = {name: getattr(requested, name) for name in requested.given} if requested else {}
     for name in sorted(FIXED & changes.keys() & kept.keys()):
         if changes[name] != kept[name]:
             raise ConfigurationError(
                 f"{name} cannot change during an episode (it runs with {kept[name]!r}, the "
                 f"run gave {changes[name]!r}): start a new thread for another {name}"
             )
-    return Context.read({**kept, **changes})
+    return _settings_of(tuple(sorted({**kept, **changes}.items())))
+
+
+@functools.lru_cache(maxsize=64)
+def _settings_of(fields: tuple[tuple[str, Any], ...]) -> Context:
+    """Return the `Context` of these field values, built once (nodes read it on every step)."""
+    return Context.read(dict(fields))
 
 
 def episode_settings(state: State, context: object) -> tuple[Context, dict[str, Any]]:
