@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import pytest
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph import START, StateGraph
 from support import GOOD_RUN, QUESTION, SpyModel, thread
+from typing_extensions import TypedDict
 
 from wikireact import Context, MemorySource, build_graph
 from wikireact.errors import ConfigurationError
@@ -81,3 +84,24 @@ def test_concurrent_async_runs_on_one_thread_are_refused(wiki: MemorySource) -> 
     outs = asyncio.run(both())
     assert sum(isinstance(o, ThreadBusyError) for o in outs) == 1
     assert [o["answer"] for o in outs if isinstance(o, dict)] == ["yes"]
+
+
+class Pair(TypedDict):
+    questions: list[str]
+    answers: list[Any]
+
+
+def test_two_agent_runs_in_one_parent_task_are_two_episodes(wiki: MemorySource) -> None:
+    """LangGraph gives each call of a subgraph in one task its own namespace: no refusal."""
+    agent = build_graph(model=SpyModel(outputs=GOOD_RUN, delay_s=0.05), wiki=wiki)
+
+    async def both(state: Pair) -> dict[str, Any]:
+        outs = await asyncio.gather(*(agent.ainvoke({"question": q}) for q in state["questions"]))
+        return {"answers": [(o["answer"], o["trajectory"][0]["action"]) for o in outs]}
+
+    builder = StateGraph(Pair)
+    builder.add_node("both", both)
+    builder.add_edge(START, "both")
+    parent = builder.compile(checkpointer=InMemorySaver())
+    out = asyncio.run(parent.ainvoke({"questions": [QUESTION, OTHER], "answers": []}, thread()))
+    assert out["answers"] == [("yes", "Search[Scott Derrickson]")] * 2

@@ -11,13 +11,14 @@ key the agent does not know fails inside LangGraph. So these checks come first:
   does), or returns it unchanged once it has ended. An input of None reopens an
   episode that stopped before the recursion limit, or ran out of a budget the run's
   context now raises.
-- One run per thread at a time in this process (`hold`); across processes the CLI's
-  run lock does the same.
+- One run per top-level thread at a time in this process (`hold`); across processes the
+  CLI's run lock does the same.
 - `approve` needs a checkpointer (a pause could not be resumed), and the recursion limit
   must leave room for one step.
 
 Inside a parent graph's task (a non-empty `checkpoint_ns`), the thread's values are not
-read (each task is its own episode there); the other checks hold.
+read and the run is not held: LangGraph gives each call of the agent in a task its own
+namespace, so each is its own episode there. The context and approval checks hold.
 """
 
 from __future__ import annotations
@@ -109,8 +110,12 @@ _RUNNING_LOCK = threading.Lock()
 
 @contextmanager
 def hold(thread: Thread | None) -> Iterator[None]:
-    """Run on `thread` as its only run in this process, or raise `ThreadBusyError` at once."""
-    if thread is None:
+    """Run on `thread` as its only run in this process, or raise `ThreadBusyError` at once.
+
+    Runs inside a parent's task are not held: LangGraph gives each call of a subgraph in
+    one task its own namespace (`task|1`, `task|2`, ...), so they never share a thread.
+    """
+    if thread is None or thread.nested:
         yield
         return
     with _RUNNING_LOCK:
