@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
-from support import GOOD_RUN, QUESTION, TOOLS_RUN, SpyModel, thread
+from support import GOOD_RUN, QUESTION, TOOLS_RUN, SpyModel, thread, write_script
 
 from wikireact import Context, MemorySource, ScriptedChatModel, build_graph
 from wikireact.errors import ConfigurationError
@@ -57,15 +61,38 @@ def test_a_larger_budget_on_resume_is_applied(wiki: MemorySource) -> None:
     assert graph.get_state(thread()).values["settings"]["max_steps"] == 5
 
 
-def test_turning_approval_off_applies_from_the_next_step(wiki: MemorySource) -> None:
+def test_turning_approval_off_approves_the_waiting_step(wiki: MemorySource) -> None:
     graph = build_graph(InMemorySaver(), model=ScriptedChatModel(outputs=GOOD_RUN), wiki=wiki)
     graph.invoke({"question": QUESTION}, thread(), context=Context(approve=True))
-    still = graph.invoke(None, thread(), context={"approve": False})
-    assert still["__interrupt__"]  # the step waiting for a decision still waits for it
-    out = graph.invoke(Command(resume=True), thread(), context={"approve": False})
+    out = graph.invoke(None, thread(), context={"approve": False})
     assert "__interrupt__" not in out and out["answer"] == "yes"
     decisions = [r["approval"] and r["approval"]["decision"] for r in out["audit"]]
     assert decisions == ["approved", None, None, None]
+
+
+def test_a_decision_given_while_turning_approval_off_is_kept(wiki: MemorySource) -> None:
+    graph = build_graph(InMemorySaver(), model=ScriptedChatModel(outputs=GOOD_RUN), wiki=wiki)
+    graph.invoke({"question": QUESTION}, thread(), context=Context(approve=True))
+    out = graph.invoke(Command(resume={"reject": "no"}), thread(), context={"approve": False})
+    assert out["trajectory"][0]["kind"] == "rejected" and out["answer"] == "yes"
+    assert [r["approval"] is None for r in out["audit"]] == [False, True, True, True]
+
+
+def test_resume_no_approve_in_the_cli_runs_the_waiting_step(
+    tmp_path: Path, snapshot_db: Path, cli_env: Path
+) -> None:
+    script = write_script(tmp_path, GOOD_RUN)
+    ask = [QUESTION, "--approve", "--model", script, "--wiki", str(snapshot_db)]
+    run = [sys.executable, "-m", "wikireact"]
+    subprocess.run([*run, "ask", *ask, "--thread-id", "ap"], input="", text=True, timeout=60)
+    resumed = subprocess.run(
+        [*run, "resume", "ap", "--no-approve", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert resumed.returncode == 0, resumed.stderr
+    assert json.loads(resumed.stdout)["answer"] == "yes"
 
 
 @pytest.mark.parametrize(

@@ -6,6 +6,8 @@ key the agent does not know fails inside LangGraph. So these checks come first:
 
 - The context is read with `Context.read` (text values, foreign keys, one-line errors)
   and checked against the episode's kept settings (`wikireact.episode_settings`).
+- Turning approval off while a step waits for a decision, without giving one, approves it
+  (`wikireact resume --no-approve` at a pause); a decision given with it is used.
 - One thread holds one episode. A question other than the thread's is refused. The
   thread's own question continues its episode where it stopped (as `invoke(None, ...)`
   does), or returns it unchanged once it has ended. An input of None reopens an
@@ -45,6 +47,8 @@ from wikireact.thread_settings import ThreadBusyError
 
 DEFAULT_RECURSION_LIMIT = 10_007
 """LangGraph's default `recursion_limit` (1.2)."""
+INTERRUPT_CHANNEL = "__interrupt__"
+"""The channel of a checkpoint's pending writes that holds an interrupt's payload."""
 REOPENED_THROUGH_START = frozenset({"recursion_limit", "budget_exhausted"})
 """Statuses whose run ended at END: an episode that can go on continues from START."""
 
@@ -99,9 +103,23 @@ def thread_of(own_saver: Any, config: RunnableConfig | None) -> Thread | None:
     return Thread(saver, {"configurable": {**own, "checkpoint_ns": namespace}}, bool(namespace))
 
 
-def thread_values(checkpoint: CheckpointTuple | None) -> dict[str, Any] | None:
-    """Return the plain channel values of a thread's checkpoint (None: no checkpoint yet)."""
-    return dict(checkpoint.checkpoint["channel_values"]) if checkpoint is not None else None
+@dataclass(frozen=True)
+class Seen:
+    """What the door reads of a thread's checkpoint."""
+
+    values: dict[str, Any]
+    """Its plain channel values (question, status, steps, settings, ...)."""
+    paused: bool
+    """Whether an interrupt (an approval) waits for a decision there."""
+
+
+def thread_seen(checkpoint: CheckpointTuple | None) -> Seen | None:
+    """Return what the door needs of a thread's checkpoint (None: no checkpoint yet)."""
+    if checkpoint is None:
+        return None
+    pending = checkpoint.pending_writes or []
+    paused = any(write[1] == INTERRUPT_CHANNEL for write in pending)
+    return Seen(dict(checkpoint.checkpoint["channel_values"]), paused)
 
 
 _RUNNING: set[tuple[int, str, str]] = set()
@@ -137,13 +155,14 @@ def admit(
     config: RunnableConfig | None,
     context: Any,
     thread: Thread | None,
-    values: Mapping[str, Any] | None,
+    seen: Seen | None,
 ) -> Admitted:
     """Check a run at the door; return the input and context to give LangGraph.
 
-    `values` are the thread's channel values (None: no checkpoint, or not read).
-    Raises `ConfigurationError` with one line; nothing has run then.
+    `seen` is the thread's checkpoint (None: no checkpoint, or not read). Raises
+    `ConfigurationError` with one line; nothing has run then.
     """
+    values = seen.values if seen is not None else None
     limit = ensure_config(config).get("recursion_limit", DEFAULT_RECURSION_LIMIT)
     if limit < SUPERSTEPS_PER_STEP:
         raise ConfigurationError(
@@ -151,7 +170,8 @@ def admit(
             f"{SUPERSTEPS_PER_STEP} supersteps): use at least {SUPERSTEPS_PER_STEP}"
         )
     read = Context.read(context) if context is not None else None
-    settings = settle((values or {}).get("settings"), read or _inherited_context())
+    stored = (values or {}).get("settings") or {}
+    settings = settle(stored, read or _inherited_context())
     if settings.approve and thread is None:
         raise ConfigurationError(
             "approve needs a checkpointer: a run paused for approval is resumed from its "
@@ -159,6 +179,10 @@ def admit(
         )
     if isinstance(input, Command):
         return Admitted(input, read)
+    if input is None and seen is not None and seen.paused:
+        # Turning approval off (approve=False) while a step waits for a decision approves it.
+        turned_off = stored.get("approve") and not settings.approve
+        return Admitted(Command(resume=True) if turned_off else None, read)
     held = values is not None and values.get("question") is not None and thread is not None
     if input is not None:
         question = _question_of(input)

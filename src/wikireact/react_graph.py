@@ -28,7 +28,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.graph.state import CompiledStateGraph, StateGraph
 from langgraph.types import Interrupt
 
-from wikireact.admission import admit, hold, thread_of, thread_values
+from wikireact.admission import admit, hold, thread_of, thread_seen
 from wikireact.context import Context
 from wikireact.state import InputState, OutputState, State
 
@@ -67,10 +67,10 @@ class ReActGraph(CompiledStateGraph[State, Context, InputState, OutputState]):
         """Check the run at the door (`wikireact.admission`), then stream it as LangGraph does."""
         thread = thread_of(self.checkpointer, config)
         with hold(thread):
-            values = None
+            seen = None
             if thread is not None and not thread.nested:
-                values = thread_values(thread.saver.get_tuple(thread.config))
-            run = admit(input, config, context, thread, values)
+                seen = thread_seen(thread.saver.get_tuple(thread.config))
+            run = admit(input, config, context, thread, seen)
             yield from super().stream(run.input, config, context=run.context, **kwargs)
 
     async def astream(
@@ -84,10 +84,10 @@ class ReActGraph(CompiledStateGraph[State, Context, InputState, OutputState]):
         """Check the run at the door (`wikireact.admission`), then stream it as LangGraph does."""
         thread = thread_of(self.checkpointer, config)
         with hold(thread):
-            values = None
+            seen = None
             if thread is not None and not thread.nested:
-                values = thread_values(await thread.saver.aget_tuple(thread.config))
-            run = admit(input, config, context, thread, values)
+                seen = thread_seen(await thread.saver.aget_tuple(thread.config))
+            run = admit(input, config, context, thread, seen)
             async for chunk in super().astream(run.input, config, context=run.context, **kwargs):
                 yield chunk
 

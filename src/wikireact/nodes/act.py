@@ -117,8 +117,9 @@ def _run(
 def approval_request(state: State, action: Action, config: RunnableConfig) -> dict[str, Any]:
     """Return the interrupt payload: the proposed action, and which episode it belongs to.
 
-    `question` and `thread_id` (with `checkpoint_ns`, empty at the top level) tell apart
-    the pending approvals of several episodes, e.g. agents fanned out by a parent graph.
+    `question` and `thread_id` (with `checkpoint_ns`, the namespace of the asking `act`
+    task, which names the parent tasks too) tell apart the pending approvals of several
+    episodes, e.g. agents fanned out by a parent graph.
     """
     configurable = config.get("configurable") or {}
     return {
