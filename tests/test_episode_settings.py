@@ -70,6 +70,18 @@ def test_turning_approval_off_approves_the_waiting_step(wiki: MemorySource) -> N
     assert decisions == ["approved", None, None, None]
 
 
+def test_turning_approval_on_gates_the_step_in_progress(wiki: MemorySource) -> None:
+    graph = build_graph(
+        InMemorySaver(),
+        model=ScriptedChatModel(outputs=GOOD_RUN),
+        wiki=wiki,
+        interrupt_before=["act"],
+    )
+    graph.invoke({"question": QUESTION}, thread())  # stopped before act, approval off
+    out = graph.invoke(None, thread(), context={"approve": True})
+    assert out["__interrupt__"][0].value["proposed_action"] == "Search[Scott Derrickson]"
+
+
 def test_a_decision_given_while_turning_approval_off_is_kept(wiki: MemorySource) -> None:
     graph = build_graph(InMemorySaver(), model=ScriptedChatModel(outputs=GOOD_RUN), wiki=wiki)
     graph.invoke({"question": QUESTION}, thread(), context=Context(approve=True))

@@ -40,9 +40,9 @@ def act(
 ) -> dict[str, Any]:
     """Execute the parsed action and record its observation, times and the page state it leaves."""
     context, kept = episode_settings(state, runtime.context)
-    # A step proposed under approval waits for its decision even if this run turns approval
-    # off: a change of `approve` applies from the next proposed step on.
-    gated = (state.get("settings") or {}).get("approve", context.approve)
+    # Gated if approval is on now, or was when the step was proposed: a run that turns it
+    # off at a pause answers the waiting step (see `wikireact.admission`).
+    gated = context.approve or bool((state.get("settings") or {}).get("approve"))
     return {**kept, **_run(state, context, gated, config, resources)}
 
 
