@@ -68,6 +68,18 @@ def test_bad_settings_are_refused_in_one_line(
     assert str(caught.value) == message
 
 
+def test_the_schema_minimums_are_the_checked_ones() -> None:
+    from pydantic import TypeAdapter
+
+    schema = TypeAdapter(Context).json_schema()["properties"]
+    minimums = {name: p["minimum"] for name, p in schema.items() if "minimum" in p}
+    assert minimums == {"max_steps": 1, "repetition_limit": 2, "observation_cap": 50}
+    for name, minimum in minimums.items():
+        assert getattr(Context.read({name: minimum}), name) == minimum
+        with pytest.raises(ConfigurationError, match=f"{name} must be at least {minimum}"):
+            Context.read({name: minimum - 1})
+
+
 @dataclass
 class ParentCtx:
     """A parent pipeline's own context: one field of its own, one the agent shares."""

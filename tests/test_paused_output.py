@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import operator
 from typing import Annotated, Any
@@ -36,6 +37,8 @@ def test_an_interrupted_output_is_json(wiki: MemorySource) -> None:
     assert decoded["__interrupt__"][0]["value"]["proposed_action"] == "Search[Scott Derrickson]"
     assert out["__interrupt__"][0].value == decoded["__interrupt__"][0]["value"]
     graph.invoke(Command(resume={out["__interrupt__"][0].id: True}), thread())
+    later = asyncio.run(graph.ainvoke(None, thread()))  # paused at step 2, asynchronously
+    assert json.loads(json.dumps(later))["__interrupt__"][0]["value"]["step"] == 2
 
 
 def test_the_payload_names_the_question_and_the_thread(wiki: MemorySource) -> None:
