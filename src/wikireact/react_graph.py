@@ -69,7 +69,7 @@ class ReActGraph(CompiledStateGraph[State, Context, InputState, OutputState]):
         with hold(thread):
             seen = None
             if thread is not None and not thread.nested:
-                seen = thread_seen(thread.saver.get_tuple(thread.config))
+                seen = thread_seen(self.get_state(thread.state_config))
             run = admit(input, config, context, thread, seen)
             yield from super().stream(run.input, config, context=run.context, **kwargs)
 
@@ -86,7 +86,7 @@ class ReActGraph(CompiledStateGraph[State, Context, InputState, OutputState]):
         with hold(thread):
             seen = None
             if thread is not None and not thread.nested:
-                seen = thread_seen(await thread.saver.aget_tuple(thread.config))
+                seen = thread_seen(await self.aget_state(thread.state_config))
             run = admit(input, config, context, thread, seen)
             async for chunk in super().astream(run.input, config, context=run.context, **kwargs):
                 yield chunk

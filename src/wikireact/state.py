@@ -9,7 +9,6 @@ bench/checkpoint_growth.py). Readers see ordinary values.
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Sequence
 from typing import Annotated, Any, Literal
 
@@ -278,9 +277,9 @@ class State(InputState, OutputState, total=False):
     """Per action-in-environment-state key, the steps that proposed it (executed, then repeats)."""
     current: Annotated[CurrentStep, DeltaChannel(merge_dicts, snapshot_frequency=SNAPSHOT_EVERY)]
     """The step in progress: the model's text, the parsed action, the observation (write partial dicts)."""
-    pages_read: Annotated[list[str], operator.add]
+    pages_read: Annotated[list[str], DeltaChannel(append_items, snapshot_frequency=SNAPSHOT_EVERY)]
     """Titles of the pages the episode's Searches opened (as the source resolved them), once each."""
-    settings: dict[str, Any]
+    settings: Annotated[dict[str, Any], DeltaChannel(last_write, snapshot_frequency=SNAPSHOT_EVERY)]
     """The episode's `Context` as a dict, kept from its start (see `wikireact.episode_settings`)."""
     remaining_steps: RemainingSteps
     """LangGraph's managed count of supersteps left before the recursion limit (not stored)."""
