@@ -7,10 +7,10 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 from support import GOOD_RUN, PAGES, QUESTION, TOOLS_RUN, SpyModel, thread
-from wikireact.fork import fork
 
 from wikireact import Context, MemorySource, ScriptedChatModel, build_graph
 from wikireact.errors import ConfigurationError
+from wikireact.fork import fork
 from wikireact.scripted import ScriptOutput
 
 LOUVRE = "The Louvre is the world's most-visited art museum. It is in Paris."
