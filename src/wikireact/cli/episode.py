@@ -109,7 +109,7 @@ def run_episode(
         if isinstance(exc.__cause__, ConfigurationError):  # e.g. a model-cache row: fix it first
             fail(
                 f"{str(exc.__cause__).rstrip('.')}. The episode is saved: once that is fixed, "
-                f"continue with `{hint}`",
+                f"continue with {hint}",
                 1,
             )
         alternative = " (or with --wiki offline)" if isinstance(exc, WikiOutageError) else ""
