@@ -37,7 +37,7 @@ from wikireact.step_form import is_step_prompt, step_form, wants_thought
 
 CONTEXT_TOKENS = 8192
 LOCAL_MAX_TOKENS = 160
-_ACTION_OPENING = re.compile(r"\b(search|lookup|finish)\s*+\[", re.IGNORECASE)
+_ACTION_OPENING = re.compile(r"\b(search|lookup|finish)\s*\[", re.IGNORECASE)
 LOCAL_PROMPT_VARIANT = "small"
 _NATIVE_LOCK = threading.Lock()
 """Serialises loading native models (it juggles the process's stdout/stderr descriptors)."""

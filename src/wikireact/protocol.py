@@ -3,9 +3,9 @@
 `parse_output` turns a model's text into an `Action` or a `FormatError`; it never raises
 and never evaluates anything: arguments are plain strings.
 
-Model text can be hostile: every pattern here runs in linear time (possessive
-quantifiers, no two greedy runs of the same class side by side, no pattern retried at
-every line start), so thousands of blank lines parse in milliseconds
+Model text can be hostile: every pattern here runs in linear time (no two runs that can
+match the same character side by side, so a failed match gives back each character once;
+no pattern retried at every line start), so thousands of blank lines parse in milliseconds
 (bench/parse_speed.py). Text that is not valid Unicode (lone surrogates such as
 U+D800, which JSON text may hold) is replaced with U+FFFD where it enters the state
 (`valid_unicode`), so it can be searched, stored, shown and resumed alike.
@@ -26,20 +26,21 @@ VALID_ACTIONS_HINT = (
     "written on one line as `Action N: Verb[argument]`."
 )
 
-# Possessive quantifiers (`*+`): each run is taken whole and never given back, so a long
-# run of spaces costs one pass instead of a cubic search. The classes next to each other
-# are disjoint, so the patterns match exactly what their greedy forms did.
+# `\s*[*_`>#]*\s*` would try every split of a long run of spaces between its two `\s*`
+# (cubic). Here each optional part starts with a character that no part before it can
+# match, so there is one way to split: linear. No possessive quantifiers or atomic groups:
+# CPython 3.11.2 mishandles them (tests/test_regex_portability.py).
 _OBSERVATION_WORD = re.compile(r"observation\b", re.IGNORECASE)
 _LABEL_MARKS = "*_`>#"
 _ACTION_LABEL = re.compile(
-    r"^\s*+[*_`>#]*+\s*+action\s*+\d*+\s*+[*_`]*+\s*+:\s*+(.*)$", re.IGNORECASE
+    r"^\s*(?:[*_`>#]+\s*)?action\s*(?:\d+\s*)?(?:[*_`]+\s*)?:\s*(.*)$", re.IGNORECASE
 )
 _THOUGHT_LABEL = re.compile(
-    r"^\s*+[*_`>#]*+\s*+thought\s*+\d*+\s*+[*_`]*+\s*+:[*_`\s]*+", re.IGNORECASE
+    r"^\s*(?:[*_`>#]+\s*)?thought\s*(?:\d+\s*)?(?:[*_`]+\s*)?:[*_`\s]*", re.IGNORECASE
 )
-_VERB_CALL = re.compile(r"([A-Za-z]++)\s*+\[")
-_ANY_ACTION = re.compile(r"\b(search|lookup|finish)\s*+\[", re.IGNORECASE)
-_BARE_CALL = re.compile(r"(search|lookup|finish)\s*+\[", re.IGNORECASE)
+_VERB_CALL = re.compile(r"([A-Za-z]+)\s*\[")
+_ANY_ACTION = re.compile(r"\b(search|lookup|finish)\s*\[", re.IGNORECASE)
+_BARE_CALL = re.compile(r"(search|lookup|finish)\s*\[", re.IGNORECASE)
 _QUOTES = "\"'`“”‘’«»"
 
 

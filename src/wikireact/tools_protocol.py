@@ -80,9 +80,9 @@ TOOLS: list[dict[str, Any]] = [
 MAX_ARGUMENT_DEPTH = 20
 """Lists and objects in a tool call's arguments nested deeper than this are cut (see `storable_args`)."""
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
-# Possessive quantifiers keep it linear on long runs of spaces (see wikireact.protocol).
+# Linear on long runs of spaces: one way to split them (see wikireact.protocol).
 _THOUGHT_LABEL = re.compile(
-    r"^\s*+[*_`>#]*+\s*+thought\s*+\d*+\s*+[*_`]*+\s*+:[*_`\s]*+", re.IGNORECASE
+    r"^\s*(?:[*_`>#]+\s*)?thought\s*(?:\d+\s*)?(?:[*_`]+\s*)?:[*_`\s]*", re.IGNORECASE
 )
 
 

@@ -34,7 +34,7 @@ ChatModel = Runnable[LanguageModelInput, BaseMessage]
 # Found by scanning, not by one regex: `answer is[:\s]*(.+?)\s*\.?\s*$` took seconds on a
 # reply with a few thousand spaces (cubic backtracking); these scans are linear.
 _ANSWER_IS = re.compile(r"answer is", re.IGNORECASE)
-_ANSWER_LABEL = re.compile(r"answer\s*+:", re.IGNORECASE)
+_ANSWER_LABEL = re.compile(r"answer\s*:", re.IGNORECASE)
 
 
 @dataclass
