@@ -264,7 +264,7 @@ def test_default_concurrency_is_one_for_the_local_model(
     from wikireact.resources import Resources
 
     monkeypatch.setattr(eval_command, "_open_eval_resources", lambda config: Resources())
-    monkeypatch.setattr(eval_command, "run_eval", fake_run_eval)
+    monkeypatch.setattr("wikireact.eval.run.run_eval", fake_run_eval)  # imported when eval runs
     monkeypatch.setattr(
         eval_command.os, "_exit", lambda code: (_ for _ in ()).throw(SystemExit(code))
     )

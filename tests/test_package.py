@@ -19,9 +19,7 @@ HEAVY = ("langgraph", "langchain_core", "langchain", "pydantic", "typer", "rich"
 
 def fresh(code: str) -> str:
     """Run `code` in a new interpreter; return what it prints."""
-    done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120
-    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-3000:]
     return done.stdout
 
@@ -69,6 +67,7 @@ def test_from_wikireact_import_graph_gives_the_module_whatever_was_imported_befo
 
 
 def test_every_exported_name_resolves() -> None:
+    assert sorted(wikireact.__all__) == sorted(wikireact._EXPORTS)
     for name in wikireact.__all__:
         assert getattr(wikireact, name) is not None, name
         assert name in dir(wikireact)

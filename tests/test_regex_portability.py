@@ -95,4 +95,3 @@ def test_no_pattern_uses_possessive_quantifiers_or_atomic_groups() -> None:
 )
 def test_a_word_ends_before_the_punctuation_that_follows_it(text: str, words: list[str]) -> None:
     assert _WORD.findall(text) == words
-

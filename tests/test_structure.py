@@ -13,6 +13,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "src" / "wikireact"
 LAYERS: list[tuple[str, ...]] = [
     (
         "errors",
+        "extras",
         "paths",
         "call_metadata",
         "protocol",

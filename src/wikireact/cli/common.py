@@ -8,15 +8,17 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import typer
-from langchain_core.runnables import RunnableConfig
 from rich.text import Text
 
 from wikireact.cli.display import CliConsole, clean
 from wikireact.context import env_flag
 from wikireact.errors import WikireactError
+
+if TYPE_CHECKING:
+    from langchain_core.runnables import RunnableConfig
 
 console = CliConsole()
 errors = CliConsole(stderr=True)

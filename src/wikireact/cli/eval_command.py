@@ -6,31 +6,21 @@ import os
 import sys
 import tempfile
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
 from rich.text import Text
 
 from wikireact.cli.common import errors, fail
-from wikireact.cli.eval_progress import EvalProgress
-from wikireact.cli.resolve import open_resources
 from wikireact.context import DEFAULT_MAX_STEPS, DEFAULT_MODEL
-from wikireact.errors import ConfigurationError, EpisodeStoppedError
-from wikireact.eval.dataset import DatasetError
-from wikireact.eval.harness import EvalConfig, EvalError
-from wikireact.eval.methods import METHODS
-from wikireact.eval.report import categories_table, comparison_tables
-from wikireact.eval.run import run_eval
-from wikireact.eval.runs import Run
-from wikireact.exemplars import PromptFileError
-from wikireact.model_cache import ModelCacheError
-from wikireact.models import absolute_model_spec, is_local
-from wikireact.resources import Resources
-from wikireact.thread_settings import LockLostError
-from wikireact.threads import is_postgres_url
-from wikireact.wiki.factory import absolute_wiki_spec
+from wikireact.eval.method_names import METHODS
 
+if TYPE_CHECKING:
+    from wikireact.eval.harness import EvalConfig
+    from wikireact.resources import Resources
+
+# `eval -h` imports only the option definitions: the evaluation is imported when it runs.
 console = Console()
 # The comparison table is wide; when output is not a terminal, do not squeeze it to 80 columns.
 wide = console if console.is_terminal else Console(width=220)
@@ -92,6 +82,8 @@ def report_command(
     With --db URL --run NAME, the report of a shared run is rebuilt from the database first.
     """
     from wikireact.cli.report_command import eval_report
+    from wikireact.eval.harness import EvalError
+    from wikireact.threads import is_postgres_url
 
     with tempfile.TemporaryDirectory(prefix="wikireact-report-") as scratch:
         if db is not None:
@@ -211,6 +203,20 @@ def eval_command(
     ] = False,
 ) -> None:
     """Evaluate a method on the HotpotQA-style questions in DATASET."""
+    from wikireact.cli.eval_progress import EvalProgress
+    from wikireact.errors import ConfigurationError, EpisodeStoppedError
+    from wikireact.eval.dataset import DatasetError
+    from wikireact.eval.harness import EvalConfig, EvalError
+    from wikireact.eval.report import categories_table, comparison_tables
+    from wikireact.eval.run import run_eval
+    from wikireact.eval.runs import Run
+    from wikireact.exemplars import PromptFileError
+    from wikireact.model_cache import ModelCacheError
+    from wikireact.models import absolute_model_spec, is_local
+    from wikireact.thread_settings import LockLostError
+    from wikireact.threads import is_postgres_url
+    from wikireact.wiki.factory import absolute_wiki_spec
+
     if run is not None and db is None:
         fail("--run names a shared run: it needs --db postgresql://...")
     if db is not None and not is_postgres_url(db):
@@ -308,11 +314,17 @@ def _open_eval_resources(config: EvalConfig) -> Resources:
 
     With a model cache, a missing API key is not an error yet: a replay needs no model.
     """
+    from wikireact.cli.resolve import open_resources
+
     return open_resources(config.episode_context(), key_optional=bool(config.model_cache))
 
 
 def _shared_report(db: str, run: str, out: Path) -> dict[str, Any]:
     """Rebuild a shared run's report from the database and write it into `out`."""
+    from wikireact.eval.harness import EvalError
+    from wikireact.extras import require
+
+    require("postgres", "PostgreSQL threads need")
     from wikireact.eval.shared_run import shared_report, write_report
     from wikireact.threads_postgres import PostgresThreadStore
 

