@@ -14,6 +14,8 @@ LAYERS: list[tuple[str, ...]] = [
     (
         "errors",
         "extras",
+        "gguf_file",
+        "local_spec",
         "paths",
         "call_metadata",
         "protocol",

