@@ -17,7 +17,9 @@ from pathlib import Path
 
 from wikireact.extras import EXTRAS
 
-HIDDEN = tuple(sorted({m for modules in EXTRAS.values() for m in modules} | {"psycopg_binary"}))
+ALSO_HIDDEN = {"psycopg_binary", "numpy", "diskcache", "jinja2"}
+"""What only the extras bring along (llama-cpp-python's and matplotlib's dependencies)."""
+HIDDEN = tuple(sorted({m for modules in EXTRAS.values() for m in modules} | ALSO_HIDDEN))
 
 SETTINGS = ("GROQ_API_KEY", "WIKIREACT_MODEL", "WIKIREACT_WIKI", "WIKIREACT_MAX_STEPS")
 """Environment variables a run must not inherit (it uses its own data dir, no key)."""

@@ -36,7 +36,6 @@ from pydantic import ConfigDict, PrivateAttr
 from wikireact.errors import ModelConfigurationError
 from wikireact.extras import missing_extra
 from wikireact.gguf_file import GgufError, GgufInfo, file_sha256, read_gguf
-from wikireact.lazy_grammar import LazyGrammar
 from wikireact.paths import cache_dir
 from wikireact.prompt_variants import EMBEDDED_MODEL_VARIANT, local_variant
 from wikireact.step_form import is_step_prompt, step_form, wants_thought
@@ -282,6 +281,8 @@ def _constraint(client: Any, grammar: str | None, temperature: float) -> dict[st
     if grammar is None:
         return {}
     from llama_cpp import LlamaGrammar, LogitsProcessorList
+
+    from wikireact.lazy_grammar import LazyGrammar  # numpy: the offline extra
 
     if temperature == 0:
         return {"logits_processor": LogitsProcessorList([LazyGrammar(client, grammar)])}
