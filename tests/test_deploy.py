@@ -1,9 +1,16 @@
-"""The deployable server: `langgraph dockerfile` builds a Dockerfile from our langgraph.json."""
+"""The deployable server: `langgraph dockerfile` builds a Dockerfile from our langgraph.json.
+
+The image serves the graph with no extras; `--build-arg WIKIREACT_EXTRAS=offline,postgres`
+adds them (deploy/install_extras.sh, run by the Dockerfile before wikireact is installed).
+Docker itself is not available here: the tests read the Dockerfile and run the script with
+stand-ins for uv and apt-get.
+"""
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -47,3 +54,71 @@ def test_langgraph_dockerfile_builds_from_our_config(tmp_path: Path) -> None:
     from wikireact.graph import graph
 
     assert graph.checkpointer is None  # the server refuses a graph with its own checkpointer
+
+
+def dockerfile(tmp_path: Path) -> str:
+    out = tmp_path / "Dockerfile"
+    env = {**os.environ, "LANGGRAPH_CLI_NO_ANALYTICS": "1", "LANGGRAPH_NO_VERSION_CHECK": "true"}
+    done = subprocess.run(
+        [langgraph_cli(), "dockerfile", "-c", str(ROOT / "langgraph.json"), str(out)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    return out.read_text()
+
+
+def test_the_image_installs_the_extras_named_at_build_time_before_wikireact(
+    tmp_path: Path,
+) -> None:
+    lines = dockerfile(tmp_path).splitlines()
+    assert "ARG WIKIREACT_EXTRAS=" in lines  # none unless --build-arg WIKIREACT_EXTRAS=...
+    run = next(i for i, line in enumerate(lines) if "install_extras.sh" in line and "RUN" in line)
+    assert '"$WIKIREACT_EXTRAS" /tmp/wikireact' in lines[run]
+    copies = [line for line in lines[:run] if line.startswith("COPY")]
+    assert any("deploy/install_extras.sh" in c and "pyproject.toml" in c for c in copies)
+    assert "COPY src /tmp/wikireact/src" in copies
+    # before the image installs the package itself (which keeps what is installed)
+    assert run < lines.index("# -- Installing all local dependencies --")
+
+
+def run_install_script(tmp_path: Path, extras: str) -> list[str]:
+    """Run deploy/install_extras.sh with stand-ins for uv and apt-get; return their calls."""
+    fake_bin = tmp_path / "bin"
+    fake_bin.mkdir(parents=True, exist_ok=True)
+    calls = tmp_path / "calls.txt"
+    for tool in ("uv", "apt-get"):
+        script = fake_bin / tool
+        script.write_text(f'#!/bin/sh\necho "{tool} $* CMAKE_ARGS=$CMAKE_ARGS" >> {calls}\n')
+        script.chmod(0o755)
+    env = {**os.environ, "PATH": f"{fake_bin}:{os.environ['PATH']}"}
+    env.pop("CMAKE_ARGS", None)
+    done = subprocess.run(
+        ["sh", str(ROOT / "deploy" / "install_extras.sh"), extras, "/tmp/wikireact"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    return calls.read_text().splitlines() if calls.exists() else []
+
+
+def test_the_install_script_installs_exactly_the_extras_asked_for(tmp_path: Path) -> None:
+    assert run_install_script(tmp_path / "none", "") == []  # the default image: no extras
+    postgres = run_install_script(tmp_path / "pg", "postgres")
+    assert postgres == [
+        "uv pip install --system --no-cache-dir -c /api/constraints.txt "
+        "/tmp/wikireact[postgres] CMAKE_ARGS="
+    ]
+    offline = run_install_script(tmp_path / "offline", "offline,postgres")
+    assert [c.split()[:2] for c in offline] == [["apt-get", "update"], ["apt-get", "install"]] + [
+        ["uv", "pip"]
+    ]
+    assert "/tmp/wikireact[offline,postgres]" in offline[-1]
+    makefile = (ROOT / "Makefile").read_text()
+    cmake_args = re.search(r"CMAKE_ARGS \?= (.+)", makefile)
+    assert cmake_args and offline[-1].endswith(f"CMAKE_ARGS={cmake_args.group(1).strip()}")
