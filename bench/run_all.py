@@ -13,10 +13,12 @@ import postgres
 import report_page
 import resume_speed
 import snapshot_latency
+import startup
 import step_overhead
 from table import Row, print_rows
 
 SUITES = [
+    startup,
     step_overhead,
     checkpoint_growth,
     resume_speed,
