@@ -1,5 +1,9 @@
 # Two commands for a fresh machine (see README): `make demo` and `make test`.
+# PYTHON makes the virtualenv (.ci/run also tests the newest Python with VENV=.venv-newest
+# PYTHON=... EXTRAS=... ); EXTRAS are the extras installed into it.
+PYTHON ?= python3
 VENV ?= .venv
+EXTRAS ?= offline,studio,dev,postgres
 PY := $(VENV)/bin/python
 # llama.cpp's default native build crashes (SIGSEGV) on CPUs with AVX-512/AMX; these
 # flags give a portable build that works on them and everywhere else.
@@ -9,12 +13,12 @@ export LANGGRAPH_NO_VERSION_CHECK = true
 
 DEMO_QUESTION ?= Who painted the Mona Lisa?
 
-.PHONY: setup demo test lint bench bench-offline reliability clean
+.PHONY: setup demo test lint bench bench-offline reliability wheel-smoke clean
 
 $(VENV)/.installed: pyproject.toml
-	python3 -m venv $(VENV)
+	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e ".[offline,studio,dev,postgres]"
+	$(PY) -m pip install --quiet -e ".[$(EXTRAS)]"
 	touch $@
 
 setup: $(VENV)/.installed
@@ -23,7 +27,7 @@ demo: setup
 	$(VENV)/bin/wikireact ask --offline "$(DEMO_QUESTION)"
 
 test: setup
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q $(PYTEST_ARGS)
 
 lint: setup
 	$(VENV)/bin/ruff check src tests bench examples
@@ -42,5 +46,9 @@ bench-offline: setup
 reliability: setup
 	cd bench && ../$(PY) kill_resume.py && ../$(PY) kill_resume.py --postgres && ../$(PY) lost_lock.py && ../$(PY) concurrency_stress.py
 
+# The installed wheel, not the checkout: no extras, then [postgres] (see .ci/wheel_smoke.sh).
+wheel-smoke:
+	bash .ci/wheel_smoke.sh $(PYTHON)
+
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .venv-newest .pytest_cache .mypy_cache .ruff_cache build
