@@ -30,8 +30,8 @@ test: setup
 	$(PY) -m pytest -q $(PYTEST_ARGS)
 
 lint: setup
-	$(VENV)/bin/ruff check src tests bench examples
-	$(VENV)/bin/ruff format --check src tests bench examples
+	$(VENV)/bin/ruff check src tests bench examples .ci
+	$(VENV)/bin/ruff format --check src tests bench examples .ci
 	$(VENV)/bin/mypy src/wikireact tests
 
 bench: setup

@@ -78,7 +78,7 @@ class Smoke:
             print(f"FAIL  {name}: {problem[-1500:]}", flush=True)
 
     def succeeds(self, *args: str, expect: str = "") -> Callable[[], str | None]:
-        """A check that `wikireact ARGS` exits 0 and prints `expect`."""
+        """Return a check that `wikireact ARGS` exits 0 and prints `expect`."""
 
         def test() -> str | None:
             done = self.run(*args)
@@ -89,7 +89,7 @@ class Smoke:
         return test
 
     def refused(self, *args: str, line: str) -> Callable[[], str | None]:
-        """A check that `wikireact ARGS` exits 2 with exactly `line` on stderr."""
+        """Return a check that `wikireact ARGS` exits 2 with exactly `line` on stderr."""
 
         def test() -> str | None:
             done = self.run(*args)
@@ -109,9 +109,10 @@ class Smoke:
 
 
 def no_extras(smoke: Smoke) -> None:
-    """The wheel with no extras: every command, the library, and each missing-extra refusal."""
+    """Check the wheel with no extras: every command, the library, each missing-extra refusal."""
     hotpot, snapshot, model = smoke.files()
     ask = ["ask", QUESTION, "--model", model, "--wiki", str(snapshot)]
+
     def package_data() -> str | None:
         from importlib.resources import files
 
@@ -162,7 +163,10 @@ def no_extras(smoke: Smoke) -> None:
 
     smoke.check("from wikireact import build_graph; graph.invoke", library)
     postgres = MISSING.format(needs="PostgreSQL threads need", extra="postgres")
-    smoke.check("ask --db postgresql://", smoke.refused(*ask, "--db", "postgresql://u@127.0.0.1:9/x", line=postgres))
+    smoke.check(
+        "ask --db postgresql://",
+        smoke.refused(*ask, "--db", "postgresql://u@127.0.0.1:9/x", line=postgres),
+    )
     smoke.check(
         "ask --offline",
         smoke.refused(
@@ -178,6 +182,13 @@ def no_extras(smoke: Smoke) -> None:
         ),
     )  # fmt: skip
     smoke.check(
+        "studio",
+        smoke.refused(
+            "studio",
+            line=MISSING.format(needs="LangGraph Studio (langgraph dev) needs", extra="studio"),
+        ),
+    )
+    smoke.check(
         "eval report --plot",
         smoke.refused(
             "eval", "report", "run", "--plot", "plot.png",
@@ -187,7 +198,7 @@ def no_extras(smoke: Smoke) -> None:
 
 
 def with_postgres(smoke: Smoke) -> None:
-    """The wheel with `[postgres]`: threads and a shared evaluation on a throwaway cluster."""
+    """Check the wheel with `[postgres]`: threads and a shared eval on a throwaway cluster."""
     from wikireact.pgcluster import PgCluster
 
     hotpot, snapshot, model = smoke.files()
@@ -196,8 +207,13 @@ def with_postgres(smoke: Smoke) -> None:
     try:
         url = cluster.create_database()
         ask = ["ask", QUESTION, "--model", model, "--wiki", str(snapshot), "--db", url]
-        smoke.check("ask --db postgresql://", smoke.succeeds(*ask, "--thread-id", "t1", expect="yes"))
-        smoke.check("history --db postgresql://", smoke.succeeds("history", "t1", "--db", url, expect="Finish[yes]"))
+        smoke.check(
+            "ask --db postgresql://", smoke.succeeds(*ask, "--thread-id", "t1", expect="yes")
+        )
+        smoke.check(
+            "history --db postgresql://",
+            smoke.succeeds("history", "t1", "--db", url, expect="Finish[yes]"),
+        )
         smoke.check(
             "eval --db postgresql:// --run",
             smoke.succeeds(

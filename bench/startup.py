@@ -53,7 +53,7 @@ def timed(argv: list[str]) -> tuple[float, float]:
 
 
 def heavy_after(statement: str) -> list[str]:
-    """The heavy packages a fresh interpreter holds after `statement`."""
+    """Return the heavy packages a fresh interpreter holds after `statement`."""
     code = f"import sys, json\n{statement}\nprint(json.dumps(sorted(sys.modules)))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     loaded = {m.split(".")[0] for m in json.loads(out.stdout.splitlines()[-1])}

@@ -43,6 +43,7 @@ COMMANDS = [
     ["eval", "report"],
     ["snapshot"],
     ["snapshot", "import"],
+    ["studio"],
 ]
 
 
@@ -161,8 +162,13 @@ except Exception as exc:
             ["eval", "report", "RUN", "--plot", "plot.png"],
             "error: --plot needs the plot extra: pip install 'wikireact[plot]'",
         ),
+        (
+            ["studio"],
+            "error: LangGraph Studio (langgraph dev) needs the studio extra: "
+            "pip install 'wikireact[studio]'",
+        ),
     ],
-    ids=["ask-db", "history-db", "eval-db", "report-db", "offline", "local", "plot"],
+    ids=["ask-db", "history-db", "eval-db", "report-db", "offline", "local", "plot", "studio"],
 )
 def test_a_missing_extra_is_refused_in_one_line_naming_it(
     args: list[str], message: str, hotpot_file: Path, tmp_path: Path

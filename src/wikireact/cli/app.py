@@ -32,6 +32,7 @@ from wikireact.cli.options import (
     StepsOpt,
     WikiOpt,
 )
+from wikireact.cli.studio import studio_command
 
 if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig
@@ -380,6 +381,8 @@ def snapshot_import(
             remove_database(out)
         raise
 
+
+app.command("studio", cls=HelpCommand)(studio_command)
 
 eval_app = typer.Typer(
     cls=EvalGroup,
