@@ -140,7 +140,7 @@ def eval_command(
         typer.Option(
             metavar="MODEL",
             show_default=f"env WIKIREACT_MODEL, else {DEFAULT_MODEL}",
-            help="provider:model, local or scripted:FILE.json",
+            help="provider:model, local, local:PATH.gguf or scripted:FILE.json",
         ),
     ] = None,
     wiki: Annotated[

@@ -16,7 +16,7 @@ ModelOpt = Annotated[
         "--model",
         metavar="MODEL",
         show_default=f"env WIKIREACT_MODEL, else {DEFAULT_MODEL}",
-        help="provider:model, local (offline Gemma 3 270M) or scripted:FILE.json",
+        help="provider:model, local (offline Gemma 3 270M), local:PATH.gguf or scripted:FILE.json",
     ),
 ]
 WikiOpt = Annotated[
@@ -92,7 +92,7 @@ ResumeModelOpt = Annotated[
         "--model",
         metavar="MODEL",
         show_default=SAME,
-        help="provider:model, local or scripted:FILE.json",
+        help="provider:model, local, local:PATH.gguf or scripted:FILE.json",
     ),
 ]
 ResumeWikiOpt = Annotated[
