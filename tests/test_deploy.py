@@ -29,34 +29,8 @@ def langgraph_cli() -> str:
     pytest.skip("the langgraph CLI (pip install 'wikireact[studio]') is not installed")
 
 
-def test_langgraph_dockerfile_builds_from_our_config(tmp_path: Path) -> None:
-    out = tmp_path / "Dockerfile"
-    env = {**os.environ, "LANGGRAPH_CLI_NO_ANALYTICS": "1", "LANGGRAPH_NO_VERSION_CHECK": "true"}
-    done = subprocess.run(
-        [langgraph_cli(), "dockerfile", "-c", str(ROOT / "langgraph.json"), str(out)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=env,
-        cwd=tmp_path,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    text = out.read_text()
-    assert text.startswith("FROM langchain/langgraph-api:3.11")
-    graphs = json.loads(
-        next(line for line in text.splitlines() if line.startswith("ENV LANGSERVE_GRAPHS="))
-        .split("=", 1)[1]
-        .strip("'")
-    )
-    assert set(graphs) == {"agent"} and graphs["agent"].endswith("/src/wikireact/graph.py:graph")
-    assert f"ADD . /deps/{ROOT.name}" in text and "uv pip install" in text
-    # the served module really exports a checkpointer-less graph under that name
-    from wikireact.graph import graph
-
-    assert graph.checkpointer is None  # the server refuses a graph with its own checkpointer
-
-
 def dockerfile(tmp_path: Path) -> str:
+    """Return the Dockerfile `langgraph dockerfile` generates from our langgraph.json."""
     out = tmp_path / "Dockerfile"
     env = {**os.environ, "LANGGRAPH_CLI_NO_ANALYTICS": "1", "LANGGRAPH_NO_VERSION_CHECK": "true"}
     done = subprocess.run(
@@ -69,6 +43,22 @@ def dockerfile(tmp_path: Path) -> str:
     )
     assert done.returncode == 0, done.stdout + done.stderr
     return out.read_text()
+
+
+def test_langgraph_dockerfile_builds_from_our_config(tmp_path: Path) -> None:
+    text = dockerfile(tmp_path)
+    assert text.startswith("FROM langchain/langgraph-api:3.11")
+    graphs = json.loads(
+        next(line for line in text.splitlines() if line.startswith("ENV LANGSERVE_GRAPHS="))
+        .split("=", 1)[1]
+        .strip("'")
+    )
+    assert set(graphs) == {"agent"} and graphs["agent"].endswith("/src/wikireact/graph.py:graph")
+    assert f"ADD . /deps/{ROOT.name}" in text and "uv pip install" in text
+    # the served module really exports a checkpointer-less graph under that name
+    from wikireact.graph import graph
+
+    assert graph.checkpointer is None  # the server refuses a graph with its own checkpointer
 
 
 def test_the_image_installs_the_extras_named_at_build_time_before_wikireact(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -29,6 +30,38 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def wait_until_up(url: str, log: Path, seconds: float = 60) -> None:
+    """Wait until the server at `url` answers /ok; fail with its log if it does not in time."""
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        try:
+            if requests.get(f"{url}/ok", timeout=1).ok:
+                return
+        except requests.RequestException:
+            time.sleep(0.2)
+    pytest.fail(f"the server did not answer /ok within {seconds:.0f} s:\n" + log.read_text())
+
+
+@contextlib.contextmanager
+def serving(argv: list[str], work: Path, env: dict[str, str], port: int) -> Iterator[str]:
+    """Run the server `argv` in `work` (log: work/server.log); yield its URL once it is up."""
+    log = (work / "server.log").open("w")
+    proc = subprocess.Popen(
+        argv, cwd=work, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_until_up(url, work / "server.log", seconds=90)
+        yield url
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+        log.close()
+
+
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
     """`langgraph dev` run in a temporary directory, so its `.langgraph_api/` stays out of the checkout."""
@@ -47,49 +80,11 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path
         "WIKIREACT_DATA_DIR": str(work / "data"),
     }
     env.pop("GROQ_API_KEY", None)
-    log = (work / "server.log").open("w")
     langgraph = Path(sys.executable).with_name("langgraph")
-    proc = subprocess.Popen(
-        [
-            str(langgraph),
-            "dev",
-            "--no-browser",
-            "--no-reload",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--config",
-            str(work / "langgraph.json"),
-        ],
-        cwd=work,
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.time() + 60
-        while time.time() < deadline:
-            try:
-                if requests.get(f"{url}/ok", timeout=1).ok:
-                    break
-            except requests.RequestException:
-                time.sleep(0.2)
-        else:
-            pytest.fail(
-                "langgraph dev did not answer /ok within 60 s:\n"
-                + (work / "server.log").read_text()
-            )
+    argv = [str(langgraph), "dev", "--no-browser", "--no-reload", "--host", "127.0.0.1"]
+    argv += ["--port", str(port), "--config", str(work / "langgraph.json")]
+    with serving(argv, work, env, port) as url:
         yield url, work
-    finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-        log.close()
     assert "BlockingError" not in (work / "server.log").read_text()
     assert (work / ".langgraph_api").is_dir(), "langgraph dev kept its state somewhere else"
     assert in_checkout_before or not (REPO / ".langgraph_api").exists(), (
@@ -214,3 +209,15 @@ def test_approval_pause_edit_and_resume(server: tuple[str, Path], settings: dict
     assert values["lookup_cursors"] == {"born": 1}
     history = client.threads.get_history(thread_id, limit=100)
     assert len({h["values"].get("steps") for h in history if isinstance(h["values"], dict)}) >= 4
+
+
+def test_wikireact_studio_serves_the_installed_graph_without_a_langgraph_json(
+    tmp_path: Path,
+) -> None:
+    port = free_port()
+    env = {**os.environ, "WIKIREACT_DATA_DIR": str(tmp_path / "data")}
+    env.pop("GROQ_API_KEY", None)
+    argv = [sys.executable, "-m", "wikireact", "studio", "--port", str(port)]
+    with serving(argv, tmp_path, env, port) as url:  # tmp_path holds no langgraph.json
+        assistants = requests.post(f"{url}/assistants/search", json={}, timeout=10).json()
+    assert [(a["graph_id"], a["name"]) for a in assistants] == [("agent", "wikireact")]
