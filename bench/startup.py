@@ -35,6 +35,7 @@ COMMANDS = [
     ["eval", "-h"],
     ["eval", "report", "-h"],
     ["snapshot", "import", "-h"],
+    ["studio", "-h"],
 ]
 HEAVY = ("langgraph", "langchain_core", "langchain", "psycopg", "llama_cpp", "numpy")
 

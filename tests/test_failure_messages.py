@@ -18,7 +18,6 @@ import pytest
 from support import GOOD_RUN, PAGES, QUESTION
 from typer.testing import CliRunner
 
-import wikireact.cli.app as cli
 from wikireact import MemorySource
 from wikireact.cli.app import app
 from wikireact.wiki.factory import open_source
@@ -87,7 +86,7 @@ def test_debug_flag_is_parsed(
     def broken(*args: object, **kwargs: object) -> None:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(cli, "open_store", broken)  # the CLI opens every --db through open_store
+    monkeypatch.setattr("wikireact.threads.open_store", broken)  # how the CLI opens every --db
     monkeypatch.setenv("WIKIREACT_DEBUG", value)
     db = tmp_path / "threads.db"
     db.touch()
