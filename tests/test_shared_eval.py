@@ -247,7 +247,9 @@ def test_three_workers_one_killed_then_resumed(tmp_path: Path, pg_url: str) -> N
 def test_two_eval_resumes_on_one_directory_do_not_both_run(tmp_path: Path) -> None:
     dataset, snapshot = write_files(tmp_path, 4)
     slow = tmp_path / "slow.json"
-    slow.write_text(json.dumps({"outputs": SCRIPT, "delay_s": 0.3}))
+    # 1 s per call: the second process must start (imports and all) while the first still
+    # runs three questions (15 s); with 0.3 s it lost that race on a busy machine.
+    slow.write_text(json.dumps({"outputs": SCRIPT, "delay_s": 1.0}))
     out = tmp_path / "run"
     env = {**os.environ, "COLUMNS": "200"}
     args = _eval_args(dataset, snapshot, slow, out, "--concurrency", "1")
