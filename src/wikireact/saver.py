@@ -11,8 +11,9 @@ so `CompactSqliteSaver` keeps the stock `checkpoints` table but (encodings: `wik
   channel, each repeating thread, checkpoint and task ids;
 - creates both tables WITHOUT ROWID in new files, so keys are not stored twice (table + index);
 - records in `checkpoints.snapshots` which delta channels a checkpoint holds a snapshot of,
-  so rebuilding a delta channel walks ancestors without decoding them, and caches that
-  ancestry and the ancestors' writes (a checkpoint that has a child never changes).
+  so rebuilding a delta channel walks ancestors without decoding them, only back to the
+  nearest snapshot of each channel, and caches that ancestry and the ancestors' writes (a
+  checkpoint that has a child never changes).
 
 Rows are decoded outside the connection lock, so concurrent threads (the eval) wait less.
 Threads written in the stock layout are moved to `task_writes` when a file is opened; reads
@@ -23,7 +24,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections import OrderedDict
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Generator, Iterable, Iterator, Mapping, Sequence
 from typing import Any, cast
 
 from langchain_core.runnables import RunnableConfig
@@ -366,19 +367,18 @@ class CompactSqliteSaver(SqliteSaver):
         chains: dict[str, list[str]] = {ch: [] for ch in channels}
         seed_at: dict[str, str] = {}
         with self.cursor(transaction=False) as cur:
-            node = self._ancestor(cur, (thread_id, ns, target))
-            walked, active = {target}, set(channels) if node is not None else set()
-            while node is not None and active and node[0] is not None and node[0] not in walked:
-                checkpoint_id = node[0]
-                walked.add(checkpoint_id)
-                node = self._ancestor(cur, (thread_id, ns, checkpoint_id))
-                if node is None:
+            lineage = self._lineage(thread_id, ns, target)
+            walked, active = {target}, set(channels) if next(lineage, None) else set()
+            for checkpoint_id, held in lineage:
+                if not active or checkpoint_id in walked:
                     break
+                walked.add(checkpoint_id)
                 for ch in active:
                     chains[ch].append(checkpoint_id)
-                for ch in active & node[1]:
+                for ch in active & held:
                     seed_at[ch] = checkpoint_id
-                active -= node[1]
+                active -= held
+            lineage.close()  # stops a recursive query still under way
             seed_rows = {
                 cid: cur.execute(
                     "SELECT type, checkpoint FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? "
@@ -413,30 +413,39 @@ class CompactSqliteSaver(SqliteSaver):
             out[ch] = entry
         return out
 
-    def _ancestor(self, cur: Any, key: Key) -> Node | None:
-        """Return (parent id, delta snapshots held) of a checkpoint; None if it is unknown.
+    def _lineage(
+        self, thread_id: str, ns: str, checkpoint_id: str
+    ) -> Generator[tuple[str, frozenset[str]], None, None]:
+        """Yield a checkpoint's id and the delta channels it holds, then each ancestor's, nearest first.
 
-        On a cache miss, reads the checkpoint and its ancestors in one recursive query,
-        stopping at the first one already cached. Call with the lock held.
+        Cached checkpoints come from the cache; from the first one missing, a recursive query
+        reads the chain row by row (only as far as the caller goes on) until it meets a cached
+        checkpoint again. Call with the lock held; `close()` the iterator when done.
         """
-        node = self._nodes.get(key)
-        if node is None:
-            thread_id, ns, checkpoint_id = key
+        next_id: str | None = checkpoint_id
+        while next_id is not None:
+            key = (thread_id, ns, next_id)
+            node = self._nodes.get(key)
+            if node is not None:
+                yield next_id, node[1]
+                next_id = node[0]
+                continue
             rows = self.conn.cursor()
-            rows.execute(_ANCESTORS, (thread_id, ns, checkpoint_id, thread_id, ns))
-            for found_id, parent_id, snapshots, type_, blob in rows:
-                found = (thread_id, ns, found_id)
-                if found != key and found in self._nodes:
-                    break
-                held = (
-                    snapshots.split(",")
-                    if snapshots is not None
-                    else self._load_checkpoint(type_, blob)["channel_values"]
-                )
-                remembered = self._remember(found, parent_id, held)
-                node = remembered if found == key else node
-            rows.close()  # stops the recursive query early
-        return node
+            try:
+                rows.execute(_ANCESTORS, (thread_id, ns, next_id, thread_id, ns))
+                start, next_id = next_id, None
+                for found_id, parent_id, snapshots, type_, blob in rows:
+                    if found_id != start and (thread_id, ns, found_id) in self._nodes:
+                        next_id = found_id
+                        break
+                    held = (
+                        snapshots.split(",")
+                        if snapshots is not None
+                        else self._load_checkpoint(type_, blob)["channel_values"]
+                    )
+                    yield found_id, self._remember((thread_id, ns, found_id), parent_id, held)[1]
+            finally:
+                rows.close()
 
     def _remember(self, key: Key, parent_id: str | None, held: Iterable[str]) -> Node:
         """Cache and return a checkpoint's parent and the channels it holds values for."""
