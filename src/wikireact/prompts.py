@@ -22,6 +22,9 @@ from wikireact.state import Step
 
 STOP_SEQUENCES = ["\nObservation", "\nobservation"]
 OPEN_QUOTE, CLOSE_QUOTE = "«", "»"
+STEP_TURNS_CACHED = 20_000
+"""Steps whose prompt turns are kept built (a prompt holds every earlier step of its episode:
+building them anew for every step made a long episode's prompts cost the square of its length)."""
 
 INSTRUCTION = """You answer a question by interleaving Thought, Action and Observation steps.
 A Thought reasons about the current situation. An Action is exactly one of:
@@ -67,9 +70,19 @@ def _episode_turns(
     """Return a question and its steps as alternating turns: model = actions, user = observations."""
     turns: list[BaseMessage] = [HumanMessage(f"Question: {question}")]
     for number, step in enumerate(steps, start=1):
-        turns.append(AIMessage(render_action(number, step, method)))
-        if step["observation"]:
-            turns.append(HumanMessage(render_observation(number, step["observation"])))
+        turns += _step_turns(number, method, step["thought"], step["action"], step["observation"])
+    return turns
+
+
+@functools.lru_cache(maxsize=STEP_TURNS_CACHED)
+def _step_turns(
+    number: int, method: Literal["react", "act"], thought: str, action: str, observation: str
+) -> tuple[BaseMessage, ...]:
+    """Return one step's turns, built once: every later prompt of the episode reuses them."""
+    step = Step(kind="executed", thought=thought, action=action, observation=observation, raw="")
+    turns: tuple[BaseMessage, ...] = (AIMessage(render_action(number, step, method)),)
+    if observation:
+        turns += (HumanMessage(render_observation(number, observation)),)
     return turns
 
 

@@ -18,6 +18,7 @@ An output is the model's text, or (tools protocol) a tool call such as
 from __future__ import annotations
 
 import asyncio
+import functools
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -52,6 +53,12 @@ class ScriptExhaustedError(RuntimeError):
 def count_tokens(text: str) -> int:
     """Return a cheap, deterministic token estimate (whitespace-separated words)."""
     return len(text.split())
+
+
+@functools.lru_cache(maxsize=20_000)
+def _message_tokens(content: str) -> int:
+    """`count_tokens` of one message, kept: a prompt repeats every earlier step's messages."""
+    return count_tokens(content)
 
 
 class ScriptedChatModel(BaseChatModel):
@@ -185,14 +192,14 @@ class ScriptedChatModel(BaseChatModel):
             cut = text.find(token)
             if cut != -1:
                 text = text[:cut]
-        prompt = "\n".join(str(m.content) for m in messages)
+        prompt = sum(_message_tokens(str(m.content)) for m in messages)
         produced = count_tokens(text) + sum(
             count_tokens(str(c["args"])) for c in scripted.tool_calls
         )
         usage = {
-            "input_tokens": count_tokens(prompt),
+            "input_tokens": prompt,
             "output_tokens": produced,
-            "total_tokens": count_tokens(prompt) + produced,
+            "total_tokens": prompt + produced,
         }
         message = scripted.model_copy(update={"content": text, "usage_metadata": usage})
         return ChatResult(generations=[ChatGeneration(message=message)])

@@ -18,7 +18,7 @@ from langchain_core.runnables import Runnable
 
 from wikireact.errors import ModelConfigurationError
 from wikireact.exemplars import EpisodeExemplar, default_episodes
-from wikireact.prompts import render_observation
+from wikireact.prompts import STEP_TURNS_CACHED, render_observation
 from wikireact.protocol import Action, parse_action
 from wikireact.state import Step, ToolCallRecord
 from wikireact.tools_protocol import (
@@ -91,18 +91,52 @@ def _turns(
 ) -> list[BaseMessage]:
     turns: list[BaseMessage] = [HumanMessage(f"Question: {question}")]
     for number, step in enumerate(steps, start=1):
-        calls = _calls(step, f"{id_prefix}{number}")
-        thought = step["thought"] if method == "react" else ""
-        observation = render_observation(number, step["observation"])
-        if not calls:  # the reply called no tool: show what it said, then the format error
-            turns.append(AIMessage(step["raw"] or thought or "(no tool call)"))
-            turns.append(HumanMessage(observation))
-            continue
-        turns.append(AIMessage(thought, tool_calls=calls))
-        for call in calls:
-            content = FINISHED if step["kind"] == "finish" else observation
-            turns.append(ToolMessage(content, tool_call_id=call["id"], name=call["name"]))
+        turns += _step_turns(_StepKey(f"{id_prefix}{number}", number, method, step))
     return turns
+
+
+class _StepKey:
+    """A step as a cache key: equal for equal content (its tool calls compared as text)."""
+
+    __slots__ = ("call_id", "key", "method", "number", "step")
+
+    def __init__(
+        self, call_id: str, number: int, method: Literal["react", "act"], step: Step
+    ) -> None:
+        self.call_id, self.number, self.method, self.step = call_id, number, method, step
+        self.key = (
+            call_id,
+            number,
+            method,
+            step["kind"],
+            step["thought"],
+            step["action"],
+            step["observation"],
+            step["raw"],
+            repr(step.get("calls") or []),
+        )
+
+    def __hash__(self) -> int:
+        return hash(self.key)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _StepKey) and self.key == other.key
+
+
+@functools.lru_cache(maxsize=STEP_TURNS_CACHED)
+def _step_turns(at: _StepKey) -> tuple[BaseMessage, ...]:
+    """Return one step's turns, built once: every later prompt of the episode reuses them."""
+    step, number = at.step, at.number
+    calls = _calls(step, at.call_id)
+    thought = step["thought"] if at.method == "react" else ""
+    observation = render_observation(number, step["observation"])
+    if not calls:  # the reply called no tool: show what it said, then the format error
+        return (AIMessage(step["raw"] or thought or "(no tool call)"), HumanMessage(observation))
+    content = FINISHED if step["kind"] == "finish" else observation
+    return (
+        AIMessage(thought, tool_calls=calls),
+        *(ToolMessage(content, tool_call_id=call["id"], name=call["name"]) for call in calls),
+    )
 
 
 def _calls(step: Step, fallback_id: str) -> list[dict[str, Any]]:
