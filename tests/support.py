@@ -82,6 +82,24 @@ EVAL_SCRIPT: list[ScriptOutput] = [
 ]
 """One episode per question: an invalid step, a repeat, then the same answer for every question."""
 
+MANY_PAGES = {
+    f"Page {i}": " ".join(f"Sentence {j} of page {i} is about topic{j % 9}." for j in range(30))
+    for i in range(200)
+}
+"""Pages for long episodes (`distinct_steps`)."""
+
+
+def distinct_steps(steps: int) -> list[ScriptOutput]:
+    """A `steps`-step episode over MANY_PAGES: a new page every 4 steps, Lookups in between,
+    Finish last; no step repeats another, so every delta channel keeps growing."""
+    out: list[ScriptOutput] = [
+        f"Thought: step {k}.\nAction: Search[Page {k // 4}]"
+        if k % 4 == 0
+        else f"Thought: step {k}.\nAction: Lookup[topic{k % 4}]"
+        for k in range(steps - 1)
+    ]
+    return [*out, "Thought: done.\nAction: Finish[topic1]"]
+
 
 def flat(text: str) -> str:
     """Undo rich's line wrapping."""

@@ -2,37 +2,25 @@
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 from langchain_core.runnables import RunnableConfig
+from support import MANY_PAGES, distinct_steps
 
 from wikireact import Context, MemorySource, ScriptedChatModel, build_graph
-from wikireact.scripted import ScriptOutput
 from wikireact.threads import ThreadStore
 
-PAGES = {
-    f"Page {i}": " ".join(f"Sentence {j} of page {i} is about topic{j % 9}." for j in range(30))
-    for i in range(120)
-}
-WIKI = MemorySource(PAGES)
+WIKI = MemorySource(MANY_PAGES)
 CONFIG: RunnableConfig = {"configurable": {"thread_id": "long"}}
-
-
-def script(steps: int) -> list[ScriptOutput]:
-    """A new page every 4 steps, Lookups in between, Finish last: no step repeats another."""
-    out: list[ScriptOutput] = [
-        f"Thought: step {k}.\nAction: Search[Page {k // 4}]"
-        if k % 4 == 0
-        else f"Thought: step {k}.\nAction: Lookup[topic{k % 4}]"
-        for k in range(steps - 1)
-    ]
-    return [*out, "Thought: done.\nAction: Finish[topic1]"]
 
 
 def write_thread(db: Path, steps: int) -> None:
     """Run a `steps`-step episode to its end into `db`, as the CLI saves it."""
     store = ThreadStore(db)
-    graph = build_graph(store.saver, model=ScriptedChatModel(outputs=script(steps)), wiki=WIKI)
+    graph = build_graph(
+        store.saver, model=ScriptedChatModel(outputs=distinct_steps(steps)), wiki=WIKI
+    )
     out = graph.invoke(
         {"question": "q"},
         CONFIG,
@@ -66,3 +54,20 @@ def test_a_cold_read_of_a_long_thread_does_not_walk_its_whole_history(tmp_path: 
     write_thread(tmp_path / "long.db", 400)
     short, long = cold_read_work(tmp_path / "short.db"), cold_read_work(tmp_path / "long.db")
     assert long < 1.5 * short, (short, long)
+
+
+def file_bytes(db: Path) -> int:
+    """Return the size of a checkpoint file with its write-ahead log folded in."""
+    conn = sqlite3.connect(db)
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    return db.stat().st_size
+
+
+def test_checkpoint_bytes_per_step_do_not_grow_with_the_episode(tmp_path: Path) -> None:
+    """Snapshots of the growing channels store only what is new, not the whole history again."""
+    per_step = []
+    for steps in (100, 800):
+        write_thread(tmp_path / f"{steps}.db", steps)
+        per_step.append(file_bytes(tmp_path / f"{steps}.db") / steps)
+    assert per_step[1] < 1.05 * per_step[0], per_step

@@ -17,7 +17,7 @@ from langgraph.checkpoint.base import (
     CheckpointTuple,
 )
 from langgraph.checkpoint.sqlite import SqliteSaver
-from support import GOOD_RUN, QUESTION, thread
+from support import GOOD_RUN, MANY_PAGES, QUESTION, distinct_steps, thread
 
 from wikireact import Context, MemorySource, ScriptedChatModel, build_graph
 from wikireact.compact import CompressingSerializer, pack_writes, unpack_writes
@@ -25,6 +25,7 @@ from wikireact.saver import CompactSqliteSaver
 from wikireact.scripted import ScriptOutput
 from wikireact.threads import _SCHEMA as threads_schema
 from wikireact.threads import ThreadStore
+from wikireact.value_chunks import decode_refs
 
 
 class AsyncCompactSaver(CompactSqliteSaver):
@@ -164,6 +165,67 @@ def test_history_and_states_equal_the_stock_savers(tmp_path: Path, wiki: MemoryS
 def states_of(saver: Any) -> Iterator[tuple[Any, ...]]:
     for snap in build_graph(saver).get_state_history(thread()):
         yield untimed(snap.values), snap.next, snap.metadata["step"] if snap.metadata else None
+
+
+def run_distinct(saver: Any, steps: int, fail_at: int | None = None) -> None:
+    """Run `distinct_steps(steps)` on `saver`; the model fails at step `fail_at` if given."""
+    errors = {} if fail_at is None else {fail_at - 1: TimeoutError("model timed out")}
+    model = ScriptedChatModel(outputs=distinct_steps(steps), errors=errors)
+    graph = build_graph(saver, model=model, wiki=MemorySource(MANY_PAGES))
+    context = Context(max_steps=steps, repetition_limit=steps)
+    try:
+        graph.invoke({"question": QUESTION}, thread(), durability="sync", context=context)
+    except Exception:
+        if fail_at is None:
+            raise
+
+
+def test_snapshots_stored_in_pieces_read_back_exactly(tmp_path: Path) -> None:
+    """Past CHUNK_ITEMS items a snapshot is stored in pieces; every state reads back the same.
+
+    70 steps: two such snapshots of each growing channel, the second reusing the first's pieces.
+    """
+    stock_saver = SqliteSaver(sqlite3.connect(tmp_path / "s.db", check_same_thread=False))
+    run_distinct(stock_saver, 70)
+    stock = list(states_of(stock_saver))
+    store = ThreadStore(tmp_path / "o.db")
+    run_distinct(store.saver, 70)
+    assert list(states_of(store.saver)) == stock and stock[0][0]["steps"] == 70
+    chunked = {
+        channel
+        for (refs,) in store.conn.execute("SELECT chunks FROM checkpoints WHERE chunks IS NOT NULL")
+        for channel in decode_refs(refs)
+    }
+    assert {"trajectory", "usage", "audit", "proposals"} <= chunked
+    assert list(states_of(ThreadStore(tmp_path / "o.db").saver)) == stock  # from the file alone
+
+
+def test_a_thread_saved_with_whole_snapshots_resumes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file of the version before `value_chunks` (whole snapshots, no `chunks` column)."""
+    db = tmp_path / "threads.db"
+    with monkeypatch.context() as patch:
+        patch.setattr("wikireact.saver.chunkable", lambda value: False)
+        store = ThreadStore(db)
+        run_distinct(store.saver, 60, fail_at=45)
+        store.close()
+    conn = sqlite3.connect(db)
+    conn.executescript(
+        "ALTER TABLE checkpoints DROP COLUMN chunks; DROP TABLE value_chunks; "
+        "PRAGMA user_version = 1;"
+    )
+    conn.close()
+
+    store = ThreadStore(db)
+    assert build_graph(store.saver).get_state(thread()).values["steps"] == 44
+    run_distinct(store.saver, 60)
+    stock_saver = SqliteSaver(sqlite3.connect(tmp_path / "s.db", check_same_thread=False))
+    run_distinct(stock_saver, 60)
+    ours = build_graph(store.saver).get_state(thread()).values
+    assert untimed(ours) == untimed(build_graph(stock_saver).get_state(thread()).values)
+    assert ours["steps"] == 60 and ours["status"] == "finished"
+    assert store.conn.execute("SELECT count(*) FROM value_chunks").fetchone()[0] > 0
 
 
 @pytest.mark.parametrize("size", [0, 10, 5000])

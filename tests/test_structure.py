@@ -25,6 +25,7 @@ LAYERS: list[tuple[str, ...]] = [
         "wal_checkpoints",
         "runlock",
         "compact",
+        "value_chunks",
         "pgcluster",
         "json_text",
     ),

@@ -9,7 +9,10 @@ so `CompactSqliteSaver` keeps the stock `checkpoints` table but (encodings: `wik
   every checkpoint repeats (`list(filter=...)` matches metadata in Python, not in SQL);
 - stores each task's writes as ONE row of `task_writes` instead of one `writes` row per
   channel, each repeating thread, checkpoint and task ids;
-- creates both tables WITHOUT ROWID in new files, so keys are not stored twice (table + index);
+- stores a large list or dict snapshot of a delta channel (the trajectory, the audit trail)
+  as pieces shared between checkpoints, in `value_chunks` (`wikireact.value_chunks`), so
+  bytes per step stay flat however long the episode;
+- creates its tables WITHOUT ROWID in new files, so keys are not stored twice (table + index);
 - records in `checkpoints.snapshots` which delta channels a checkpoint holds a snapshot of,
   so rebuilding a delta channel walks ancestors without decoding them, only back to the
   nearest snapshot of each channel, and caches that ancestry and the ancestors' writes (a
@@ -59,6 +62,7 @@ from wikireact.compact import (
     unpack_writes,
     unsqueeze,
 )
+from wikireact.value_chunks import ChunkWriter, assemble, chunkable, decode_refs, encode_refs
 
 __all__ = ["CompactSqliteSaver", "CompressingSerializer"]
 
@@ -85,12 +89,25 @@ CREATE TABLE IF NOT EXISTS checkpoints (
     checkpoint BLOB,
     metadata BLOB,
     snapshots TEXT,
+    chunks BLOB,
     PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id)
+) WITHOUT ROWID
+"""
+_VALUE_CHUNKS = """
+CREATE TABLE IF NOT EXISTS value_chunks (
+    thread_id TEXT NOT NULL,
+    checkpoint_ns TEXT NOT NULL DEFAULT '',
+    digest BLOB NOT NULL,
+    type TEXT NOT NULL,
+    data BLOB NOT NULL,
+    PRIMARY KEY (thread_id, checkpoint_ns, digest)
 ) WITHOUT ROWID
 """
 _COLUMNS = (
     "thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata"
 )
+_ROW = f"{_COLUMNS}, snapshots, chunks"
+"""What reads select: a row's columns as `_tuple` takes them."""
 _ANCESTORS = (  # blobs only for rows saved without `snapshots` (by the stock layout)
     "WITH RECURSIVE chain(checkpoint_id, parent_checkpoint_id, snapshots, type, checkpoint) AS ("
     "SELECT checkpoint_id, parent_checkpoint_id, snapshots, type, "
@@ -131,6 +148,7 @@ class CompactSqliteSaver(SqliteSaver):
         super().__init__(conn, serde=serde)
         self._nodes: OrderedDict[Key, Node] = OrderedDict()
         self._writes: OrderedDict[Key, TaskWrites] = OrderedDict()
+        self._chunks = ChunkWriter(self.serde)
 
     def setup(self) -> None:
         """Create the tables; move writes stored by the stock layout into `task_writes`."""
@@ -139,11 +157,13 @@ class CompactSqliteSaver(SqliteSaver):
         self.conn.execute(_CHECKPOINTS)  # before the stock saver's: without the rowid index
         super().setup()
         self.conn.execute(_TASK_WRITES)
-        try:
-            self.conn.execute("ALTER TABLE checkpoints ADD COLUMN snapshots TEXT")
-        except sqlite3.OperationalError as exc:
-            if "duplicate column name" not in str(exc):
-                raise
+        self.conn.execute(_VALUE_CHUNKS)
+        for column in ("snapshots TEXT", "chunks BLOB"):
+            try:
+                self.conn.execute(f"ALTER TABLE checkpoints ADD COLUMN {column}")
+            except sqlite3.OperationalError as exc:
+                if "duplicate column name" not in str(exc):
+                    raise
         if self.conn.execute("SELECT 1 FROM writes LIMIT 1").fetchone() is not None:
             self._adopt_stock_writes()
         self.conn.commit()
@@ -184,22 +204,32 @@ class CompactSqliteSaver(SqliteSaver):
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
-        """Save a checkpoint and its metadata, both compressed."""
+        """Save a checkpoint and its metadata, both compressed; large snapshots in shared pieces."""
         configurable = config["configurable"]
         thread_id, ns = str(configurable["thread_id"]), configurable["checkpoint_ns"]
+        values = checkpoint["channel_values"]
+        snapshots = sorted(k for k, v in values.items() if isinstance(v, _DeltaSnapshot))
+        chunked = {
+            ch: self._chunks.split((thread_id, ns, ch), values[ch].value)
+            for ch in snapshots
+            if chunkable(values[ch].value)
+        }
+        if chunked:  # stored in `value_chunks`, referenced from the row's `chunks`
+            values = {k: v for k, v in values.items() if k not in chunked}
+            checkpoint = {**checkpoint, "channel_values": values}
         type_, blob = self.serde.dumps_typed(checkpoint)
         if (squeezed := squeeze(blob)) is not None:
             type_, blob = type_ + ZD1, squeezed
         meta = dump_metadata(get_checkpoint_metadata(config, metadata))
-        snapshots = ",".join(
-            sorted(
-                k for k, v in checkpoint["channel_values"].items() if isinstance(v, _DeltaSnapshot)
-            )
-        )
+        refs = encode_refs({ch: (c.kind, c.digests) for ch, c in chunked.items()})
         with self.cursor() as cur:
             self._nodes.pop((thread_id, ns, checkpoint["id"]), None)
+            cur.executemany(
+                "INSERT OR IGNORE INTO value_chunks VALUES (?, ?, ?, ?, ?)",
+                [(thread_id, ns, *piece) for c in chunked.values() for piece in c.new],
+            )
             cur.execute(
-                f"INSERT OR REPLACE INTO checkpoints ({_COLUMNS}, snapshots) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                f"INSERT OR REPLACE INTO checkpoints ({_ROW}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     thread_id,
                     ns,
@@ -208,9 +238,12 @@ class CompactSqliteSaver(SqliteSaver):
                     type_,
                     blob,
                     meta,
-                    snapshots,
+                    ",".join(snapshots),
+                    refs or None,
                 ),
             )
+        for ch, c in chunked.items():
+            self._chunks.stored((thread_id, ns, ch), c)
         return {
             "configurable": {
                 "thread_id": thread_id,
@@ -270,13 +303,13 @@ class CompactSqliteSaver(SqliteSaver):
         with self.cursor(transaction=False) as cur:
             if checkpoint_id := get_checkpoint_id(config):
                 cur.execute(
-                    f"SELECT {_COLUMNS} FROM checkpoints WHERE thread_id = ? AND "
+                    f"SELECT {_ROW} FROM checkpoints WHERE thread_id = ? AND "
                     "checkpoint_ns = ? AND checkpoint_id = ?",
                     (thread_id, ns, checkpoint_id),
                 )
             else:
                 cur.execute(
-                    f"SELECT {_COLUMNS} FROM checkpoints WHERE thread_id = ? AND "
+                    f"SELECT {_ROW} FROM checkpoints WHERE thread_id = ? AND "
                     "checkpoint_ns = ? ORDER BY checkpoint_id DESC LIMIT 1",
                     (thread_id, ns),
                 )
@@ -284,7 +317,8 @@ class CompactSqliteSaver(SqliteSaver):
             if row is None:
                 return None
             stored = self._stored_writes(cur, [tuple(row[:3])])
-        return self._tuple(row, stored.get(tuple(row[:3]), []))
+            pieces = self._pieces(cur, [row])
+        return self._tuple(row, stored.get(tuple(row[:3]), []), pieces)
 
     def list(
         self,
@@ -298,7 +332,11 @@ class CompactSqliteSaver(SqliteSaver):
         yield from self._list(config, filter=filter, before=before, limit=limit, with_writes=True)
 
     def list_checkpoints(self, config: RunnableConfig) -> Iterator[CheckpointTuple]:
-        """List a thread's checkpoints newest first, without their pending writes (cheaper)."""
+        """List a thread's checkpoints newest first, cheaper than `list`.
+
+        Without their pending writes, and without the delta-channel snapshots stored in
+        pieces (`wikireact.value_chunks`).
+        """
         yield from self._list(config, with_writes=False)
 
     def _list(
@@ -311,7 +349,7 @@ class CompactSqliteSaver(SqliteSaver):
         with_writes: bool,
     ) -> Iterator[CheckpointTuple]:
         where, params = search_where(config, None, before)
-        query = f"SELECT {_COLUMNS} FROM checkpoints {where} ORDER BY checkpoint_id DESC"
+        query = f"SELECT {_ROW} FROM checkpoints {where} ORDER BY checkpoint_id DESC"
         if limit is not None and not filter:
             query, params = query + " LIMIT ?", (*params, limit)
         with self.cursor(transaction=False) as cur:
@@ -319,32 +357,36 @@ class CompactSqliteSaver(SqliteSaver):
         if filter:
             rows = [row for row in rows if metadata_matches(load_metadata(row[6]), filter)][:limit]
         stored: dict[Key, StoredWrites] = {}
+        pieces: dict[bytes, tuple[str, bytes]] = {}
         if with_writes and rows:
             with self.cursor(transaction=False) as cur:
                 stored = self._stored_writes(cur, [tuple(row[:3]) for row in rows])
-        tuples = [self._tuple(row, stored.get(tuple(row[:3]), [])) for row in rows]
+                pieces = self._pieces(cur, rows)
+        tuples = [
+            self._tuple(row, stored.get(tuple(row[:3]), []), pieces if with_writes else None)
+            for row in rows
+        ]
         with self.lock:
-            for item in tuples:
-                c = item.config["configurable"]
-                parent = (
-                    item.parent_config["configurable"]["checkpoint_id"]
-                    if item.parent_config
-                    else None
-                )
+            for row, item in zip(rows, tuples, strict=True):
+                snapshots = row[7]
                 self._remember(
-                    (c["thread_id"], c["checkpoint_ns"], c["checkpoint_id"]),
-                    parent,
-                    item.checkpoint["channel_values"],
+                    tuple(row[:3]),
+                    row[3],
+                    snapshots.split(",")
+                    if snapshots is not None
+                    else item.checkpoint["channel_values"],
                 )
         yield from tuples
 
     def delete_thread(self, thread_id: str) -> None:
-        """Delete a thread's checkpoints and writes."""
+        """Delete a thread's checkpoints, writes and snapshot pieces."""
         super().delete_thread(thread_id)
         with self.cursor() as cur:
             self._nodes.clear()
             self._writes.clear()
+            self._chunks.forget(str(thread_id))
             cur.execute("DELETE FROM task_writes WHERE thread_id = ?", (str(thread_id),))
+            cur.execute("DELETE FROM value_chunks WHERE thread_id = ?", (str(thread_id),))
 
     def get_delta_channel_history(
         self, *, config: RunnableConfig, channels: Sequence[str]
@@ -381,12 +423,22 @@ class CompactSqliteSaver(SqliteSaver):
             lineage.close()  # stops a recursive query still under way
             seed_rows = {
                 cid: cur.execute(
-                    "SELECT type, checkpoint FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? "
-                    "AND checkpoint_id = ?",
+                    "SELECT type, checkpoint, chunks FROM checkpoints WHERE thread_id = ? "
+                    "AND checkpoint_ns = ? AND checkpoint_id = ?",
                     (thread_id, ns, cid),
                 ).fetchone()
                 for cid in set(seed_at.values())
             }
+            pieces = self._piece_data(
+                cur,
+                thread_id,
+                ns,
+                [
+                    digest
+                    for ch, cid in seed_at.items()
+                    for digest in decode_refs(seed_rows[cid][2] or b"").get(ch, (0, []))[1]
+                ],
+            )
             wanted = {(thread_id, ns, c) for chain in chains.values() for c in chain}
             cached = {key: self._writes[key] for key in wanted if key in self._writes}
             stored = self._stored_writes(cur, sorted(wanted - cached.keys()))
@@ -397,7 +449,10 @@ class CompactSqliteSaver(SqliteSaver):
             while len(self._writes) > CACHED_CHECKPOINTS:
                 self._writes.popitem(last=False)
         seed_values = {
-            cid: self._load_checkpoint(*row)["channel_values"] for cid, row in seed_rows.items()
+            cid: self._load_checkpoint(
+                type_, blob, refs, pieces, [ch for ch in seed_at if seed_at[ch] == cid]
+            )["channel_values"]
+            for cid, (type_, blob, refs) in seed_rows.items()
         }
         out: dict[str, DeltaChannelHistory] = {}
         for ch in channels:
@@ -472,15 +527,65 @@ class CompactSqliteSaver(SqliteSaver):
                     out[(thread_id, ns, checkpoint_id)].append((task_id, path, data))
         return out
 
-    def _load_checkpoint(self, type_: str, blob: bytes) -> Checkpoint:
-        if type_.endswith(ZD1):
-            return cast(
-                Checkpoint, self.serde.loads_typed((type_.removesuffix(ZD1), unsqueeze(blob)))
-            )
-        return cast(Checkpoint, self.serde.loads_typed((type_, blob)))
+    def _pieces(self, cur: Any, rows: Sequence[Sequence[Any]]) -> dict[bytes, tuple[str, bytes]]:
+        """Return the stored pieces of every snapshot the rows (`_ROW`) hold in pieces."""
+        wanted: dict[tuple[str, str], list[bytes]] = {}
+        for row in rows:
+            for _, digests in decode_refs(row[8] or b"").values():
+                wanted.setdefault((row[0], row[1]), []).extend(digests)
+        out: dict[bytes, tuple[str, bytes]] = {}
+        for (thread_id, ns), digests in wanted.items():
+            out |= self._piece_data(cur, thread_id, ns, digests)
+        return out
 
-    def _tuple(self, row: Sequence[Any], stored: StoredWrites) -> CheckpointTuple:
-        thread_id, ns, checkpoint_id, parent_id, type_, blob, metadata = row
+    def _piece_data(
+        self, cur: Any, thread_id: str, ns: str, digests: Iterable[bytes]
+    ) -> dict[bytes, tuple[str, bytes]]:
+        """Return the (type, data) of these pieces of a thread's snapshots, by digest."""
+        unique = sorted(set(digests))
+        out: dict[bytes, tuple[str, bytes]] = {}
+        for start in range(0, len(unique), 500):
+            chunk = unique[start : start + 500]
+            cur.execute(
+                "SELECT digest, type, data FROM value_chunks WHERE thread_id = ? AND "
+                f"checkpoint_ns = ? AND digest IN ({','.join('?' * len(chunk))})",
+                (thread_id, ns, *chunk),
+            )
+            out |= {digest: (type_, data) for digest, type_, data in cur.fetchall()}
+        return out
+
+    def _load_checkpoint(
+        self,
+        type_: str,
+        blob: bytes,
+        refs: bytes | None = None,
+        pieces: Mapping[bytes, tuple[str, bytes]] | None = None,
+        channels: Iterable[str] | None = None,
+    ) -> Checkpoint:
+        """Decode a checkpoint blob, with the snapshots stored in pieces when given `pieces`.
+
+        Those of `channels` (default: all) that `refs` (the row's `chunks`) lists.
+        """
+        if type_.endswith(ZD1):
+            type_, blob = type_.removesuffix(ZD1), unsqueeze(blob)
+        checkpoint = cast(Checkpoint, self.serde.loads_typed((type_, blob)))
+        if refs and pieces is not None:
+            chunked = decode_refs(refs)
+            for ch in chunked.keys() if channels is None else channels:
+                if ch in chunked:
+                    kind, digests = chunked[ch]
+                    value = assemble(kind, [self.serde.loads_typed(pieces[d]) for d in digests])
+                    checkpoint["channel_values"][ch] = _DeltaSnapshot(value)
+        return checkpoint
+
+    def _tuple(
+        self,
+        row: Sequence[Any],
+        stored: StoredWrites,
+        pieces: Mapping[bytes, tuple[str, bytes]] | None,
+    ) -> CheckpointTuple:
+        """Decode a row (`_ROW`); `pieces` None leaves out the snapshots stored in pieces."""
+        thread_id, ns, checkpoint_id, parent_id, type_, blob, metadata, _, refs = row
         return CheckpointTuple(
             {
                 "configurable": {
@@ -489,7 +594,7 @@ class CompactSqliteSaver(SqliteSaver):
                     "checkpoint_id": checkpoint_id,
                 }
             },
-            self._load_checkpoint(type_, blob),
+            self._load_checkpoint(type_, blob, refs, pieces),
             load_metadata(metadata),
             {
                 "configurable": {

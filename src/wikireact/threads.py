@@ -33,7 +33,8 @@ from wikireact.thread_settings import (
 )
 from wikireact.wal_checkpoints import WalCheckpointer
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+"""2: large delta-channel snapshots may be stored in pieces (`wikireact.value_chunks`)."""
 MARKER_TABLES = frozenset({"wikireact_threads"})
 """A file holding these tables is a checkpoint file; any other non-empty file is refused."""
 _SCHEMA = """
