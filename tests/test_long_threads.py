@@ -4,15 +4,24 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
+from typing import Any
 
+import pytest
+from langchain_core.messages import AIMessage
 from langchain_core.runnables import RunnableConfig
-from support import MANY_PAGES, distinct_steps
+from support import MANY_PAGES, distinct_steps, flat, write_script
+from typer.testing import CliRunner
 
 from wikireact import Context, MemorySource, ScriptedChatModel, build_graph
+from wikireact.call_metadata import CALL_INDEX_KEY
+from wikireact.cli.app import app
+from wikireact.context import MAX_STEPS
+from wikireact.graph import graph as served_graph
 from wikireact.threads import ThreadStore
 
 WIKI = MemorySource(MANY_PAGES)
 CONFIG: RunnableConfig = {"configurable": {"thread_id": "long"}}
+runner = CliRunner()
 
 
 def write_thread(db: Path, steps: int) -> None:
@@ -71,3 +80,55 @@ def test_checkpoint_bytes_per_step_do_not_grow_with_the_episode(tmp_path: Path) 
         write_thread(tmp_path / f"{steps}.db", steps)
         per_step.append(file_bytes(tmp_path / f"{steps}.db") / steps)
     assert per_step[1] < 1.05 * per_step[0], per_step
+
+
+def test_an_episode_longer_than_langgraphs_default_recursion_limit_runs_to_its_budget() -> None:
+    """2,520 steps of 4 supersteps each pass LangGraph's default limit (10,007 supersteps)."""
+    steps = 2_520
+    outputs = ["Action: Search[Page 1]", *(f"Action: Lookup[word{k}]" for k in range(steps))]
+    graph = build_graph(model=InstantModel(outputs=outputs), wiki=WIKI)
+    out = graph.invoke({"question": "q"}, context=Context(max_steps=steps, repetition_limit=3))
+    assert out["status"] == "budget_exhausted" and out["steps"] == steps
+    assert served_graph.config == graph.config  # the graph Studio serves has the same room
+
+
+class InstantModel(ScriptedChatModel):
+    """The scripted model without LangChain's per-call work over the whole prompt (a long
+    episode's prompt is long: that work, not the graph's, would make this test slow)."""
+
+    def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
+        return AIMessage(self.outputs[(config or {})["metadata"][CALL_INDEX_KEY]])
+
+
+@pytest.mark.parametrize("given", [MAX_STEPS + 1, 10**9])
+def test_a_step_budget_past_the_bound_is_refused_in_one_line(
+    given: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    message = f"max_steps must be at most {MAX_STEPS}, got {given}"
+    with pytest.raises(ValueError, match=message):
+        Context(max_steps=given)
+    with pytest.raises(ValueError, match=message):
+        build_graph(model=ScriptedChatModel(outputs=["x"]), wiki=WIKI).invoke(
+            {"question": "q"}, context={"max_steps": given}
+        )
+    for args in (
+        ["ask", "q", "--model", "local", "--max-steps", str(given)],
+        ["eval", str(tmp_path / "none.json"), "--max-steps", str(given)],
+    ):
+        result = runner.invoke(app, args)
+        assert result.exit_code == 2 and message in flat(result.stderr), result.output
+        assert len(result.stderr.strip().splitlines()) == 1
+    monkeypatch.setenv("WIKIREACT_MAX_STEPS", str(given))
+    result = runner.invoke(app, ["ask", "q", "--model", "local"])
+    assert result.exit_code == 2 and message in flat(result.stderr), result.output
+
+
+def test_resume_with_a_budget_past_the_bound_is_refused_in_one_line(tmp_path: Path) -> None:
+    db = tmp_path / "threads.db"
+    script = write_script(tmp_path, distinct_steps(3))
+    ask = ["ask", "q", "--model", script, "--wiki", "offline", "--db", str(db), "--max-steps", "1"]
+    first = runner.invoke(app, [*ask, "--thread-id", "b1"])
+    assert "budget of 1 step" in flat(first.stdout), first.output
+    result = runner.invoke(app, ["resume", "b1", "--db", str(db), "--max-steps", "9999"])
+    assert result.exit_code == 2
+    assert f"max_steps must be at most {MAX_STEPS}, got 9999" in flat(result.stderr)

@@ -19,6 +19,11 @@ from wikireact.protocol import valid_unicode
 DEFAULT_MODEL = "groq:qwen/qwen3.6-27b"
 DEFAULT_MAX_STEPS = 7
 """The paper's step budget on HotpotQA."""
+MAX_STEPS = 5_000
+"""The largest step budget: a prompt holds every earlier step, so an episode this long is far
+past any model's context window (5,000 steps of one-line observations are ~170k tokens)."""
+RECURSION_LIMIT = 4 * MAX_STEPS + 10
+"""LangGraph supersteps an invocation may take: at most 4 per step (reason, parse, act, observe)."""
 PROTOCOLS = ("text", "tools")
 LOCAL_HAS_NO_TOOLS = (
     "the local model (Gemma 3 270M) has no tool calling; use --protocol text with it, "
@@ -180,6 +185,8 @@ class Context:
         self._read_values()
         if self.max_steps < 1:
             raise ValueError(f"max_steps must be at least 1, got {self.max_steps}")
+        if self.max_steps > MAX_STEPS:
+            raise ValueError(f"max_steps must be at most {MAX_STEPS}, got {self.max_steps}")
         if self.repetition_limit < 2:
             raise ValueError(f"repetition_limit must be at least 2, got {self.repetition_limit}")
         if self.observation_cap < 50:

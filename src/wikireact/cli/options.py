@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from wikireact.cli.approval import GATED
-from wikireact.context import DEFAULT_MAX_STEPS, DEFAULT_MODEL
+from wikireact.context import DEFAULT_MAX_STEPS, DEFAULT_MODEL, MAX_STEPS
 
 ModelOpt = Annotated[
     str | None,
@@ -34,7 +34,7 @@ StepsOpt = Annotated[
         "--max-steps",
         metavar="N",
         show_default=f"env WIKIREACT_MAX_STEPS, else {DEFAULT_MAX_STEPS}",
-        help="step budget",
+        help=f"step budget (1 to {MAX_STEPS})",
     ),
 ]
 DbOpt = Annotated[
@@ -110,7 +110,8 @@ ResumeStepsOpt = Annotated[
         "--max-steps",
         metavar="N",
         show_default=SAME,
-        help="step budget; more than the steps used continues a thread that ran out of budget",
+        help=f"step budget (at most {MAX_STEPS}); more than the steps used continues a thread "
+        "that ran out of budget",
     ),
 ]
 ResumeApproveOpt = Annotated[
