@@ -14,6 +14,7 @@ import report_page
 import resume_speed
 import snapshot_latency
 import startup
+import step_length
 import step_overhead
 from table import Row, print_rows
 
@@ -22,6 +23,7 @@ SUITES = [
     step_overhead,
     checkpoint_growth,
     resume_speed,
+    step_length,
     eval_throughput,
     model_cache_replay,
     snapshot_latency,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,10 @@ from wikireact.call_metadata import CALL_INDEX_KEY
 from wikireact.cli.app import app
 from wikireact.context import MAX_STEPS
 from wikireact.graph import graph as served_graph
+from wikireact.prompts import build_messages
+from wikireact.state import Step
 from wikireact.threads import ThreadStore
+from wikireact.tool_prompts import build_tool_messages
 
 WIKI = MemorySource(MANY_PAGES)
 CONFIG: RunnableConfig = {"configurable": {"thread_id": "long"}}
@@ -132,3 +136,25 @@ def test_resume_with_a_budget_past_the_bound_is_refused_in_one_line(tmp_path: Pa
     result = runner.invoke(app, ["resume", "b1", "--db", str(db), "--max-steps", "9999"])
     assert result.exit_code == 2
     assert f"max_steps must be at most {MAX_STEPS}, got 9999" in flat(result.stderr)
+
+
+@pytest.mark.parametrize("build", [build_messages, build_tool_messages])
+def test_a_prompt_is_built_from_its_own_history_after_an_edit_or_fork(build: Any) -> None:
+    """Prompts extend the last one built for the episode only when the history continues it."""
+    steps = [
+        Step(
+            kind="executed",
+            thought=f"t{k}",
+            action=f"Lookup[w{k}]",
+            observation=f"o{k}",
+            raw=f"Thought: t{k}\nAction: Lookup[w{k}]",
+        )
+        for k in range(6)
+    ]
+
+    def fresh(history: list[Step]) -> Any:  # new step objects: nothing to extend
+        return build("q", copy.deepcopy(history), "react")
+
+    forked = [*steps[:2], Step(**{**steps[2], "observation": "edited"}), *steps[3:]]
+    for history in (steps[:3], steps[:5], forked, steps[:2], steps, steps[:4]):
+        assert build("q", history, "react") == fresh(history)

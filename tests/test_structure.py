@@ -35,6 +35,7 @@ LAYERS: list[tuple[str, ...]] = [
         "tools_protocol",
         "progress",
         "episode_settings",
+        "episode_turns",
         "prompts",
         "tool_prompts",
         "approval",

@@ -16,6 +16,7 @@ from typing import Literal
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
+from wikireact.episode_turns import EPISODE_TURNS
 from wikireact.exemplars import EpisodeExemplar, default_episodes
 from wikireact.protocol import valid_unicode
 from wikireact.state import Step
@@ -23,8 +24,8 @@ from wikireact.state import Step
 STOP_SEQUENCES = ["\nObservation", "\nobservation"]
 OPEN_QUOTE, CLOSE_QUOTE = "«", "»"
 STEP_TURNS_CACHED = 20_000
-"""Steps whose prompt turns are kept built (a prompt holds every earlier step of its episode:
-building them anew for every step made a long episode's prompts cost the square of its length)."""
+"""Steps whose prompt turns are kept built, for the histories `EPISODE_TURNS` cannot extend
+(a resumed run, each approval's resume): their earlier steps are looked up, not rebuilt."""
 
 INSTRUCTION = """You answer a question by interleaving Thought, Action and Observation steps.
 A Thought reasons about the current situation. An Action is exactly one of:
@@ -68,17 +69,23 @@ def _episode_turns(
     question: str, steps: Sequence[Step], method: Literal["react", "act"]
 ) -> list[BaseMessage]:
     """Return a question and its steps as alternating turns: model = actions, user = observations."""
-    turns: list[BaseMessage] = [HumanMessage(f"Question: {question}")]
-    for number, step in enumerate(steps, start=1):
-        turns += _step_turns(number, method, step["thought"], step["action"], step["observation"])
-    return turns
+    return [
+        HumanMessage(f"Question: {question}"),
+        *EPISODE_TURNS.turns(
+            ("text", question, method),
+            steps,
+            lambda number, step: _step_turns(
+                number, method, step["thought"], step["action"], step["observation"]
+            ),
+        ),
+    ]
 
 
 @functools.lru_cache(maxsize=STEP_TURNS_CACHED)
 def _step_turns(
     number: int, method: Literal["react", "act"], thought: str, action: str, observation: str
 ) -> tuple[BaseMessage, ...]:
-    """Return one step's turns, built once: every later prompt of the episode reuses them."""
+    """Return one step's turns, built once (for a history `EPISODE_TURNS` cannot extend)."""
     step = Step(kind="executed", thought=thought, action=action, observation=observation, raw="")
     turns: tuple[BaseMessage, ...] = (AIMessage(render_action(number, step, method)),)
     if observation:

@@ -16,6 +16,7 @@ from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.runnables import Runnable
 
+from wikireact.episode_turns import EPISODE_TURNS
 from wikireact.errors import ModelConfigurationError
 from wikireact.exemplars import EpisodeExemplar, default_episodes
 from wikireact.prompts import STEP_TURNS_CACHED, render_observation
@@ -89,10 +90,16 @@ def _prefix(
 def _turns(
     question: str, steps: Sequence[Step], method: Literal["react", "act"], id_prefix: str
 ) -> list[BaseMessage]:
-    turns: list[BaseMessage] = [HumanMessage(f"Question: {question}")]
-    for number, step in enumerate(steps, start=1):
-        turns += _step_turns(_StepKey(f"{id_prefix}{number}", number, method, step))
-    return turns
+    return [
+        HumanMessage(f"Question: {question}"),
+        *EPISODE_TURNS.turns(
+            ("tools", question, method, id_prefix),
+            steps,
+            lambda number, step: _step_turns(
+                _StepKey(f"{id_prefix}{number}", number, method, step)
+            ),
+        ),
+    ]
 
 
 class _StepKey:
@@ -125,7 +132,7 @@ class _StepKey:
 
 @functools.lru_cache(maxsize=STEP_TURNS_CACHED)
 def _step_turns(at: _StepKey) -> tuple[BaseMessage, ...]:
-    """Return one step's turns, built once: every later prompt of the episode reuses them."""
+    """Return one step's turns, built once (for a history `EPISODE_TURNS` cannot extend)."""
     step, number = at.step, at.number
     calls = _calls(step, at.call_id)
     thought = step["thought"] if at.method == "react" else ""

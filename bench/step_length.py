@@ -1,0 +1,215 @@
+"""Step length: time and checkpoint bytes per step at 300, 1,200 and 4,800 steps.
+
+An episode of N steps (an instant scripted model, in-memory pages: a new page every 4
+steps, Lookups in between, no step repeating another) runs as the CLI runs it: the
+`ThreadStore` SQLite file, durability "sync", streaming updates and custom events. The
+model fails at step N, so the thread is then resumed from a freshly opened file, as
+`wikireact resume` does: one `get_state`, then the last step.
+
+Per length: CPU time per step (all threads) of everything but the model call, and of it
+the prompt building; the model call's CPU time per step; checkpoint bytes per step (the
+file after a WAL checkpoint, minus the empty file); `get_state` on the freshly opened
+file, the most writes it replays for one delta channel, and the resume. Targets: CPU time
+and bytes per step at 1,200 and 4,800 steps within 1.5x of 300 steps; `get_state` of the
+4,800-step thread under 0.5 s, replaying at most one snapshot interval of writes.
+
+The model call is left out of the CPU target because it legitimately grows with the
+episode: its prompt holds every earlier step, and LangChain goes over every message of a
+prompt on each call (`_format_for_tracing`, `_normalize_messages`), as the scripted model
+does to count tokens and as a real model does to read them. Building the prompt is
+wikireact's own code and stays in: each step's messages are built once, and a prompt
+extends the previous one (`wikireact.episode_turns`); what is left grows with the
+prompt's length only as list copies do.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+from table import Row, print_rows
+
+from wikireact import Context, MemorySource, ScriptedChatModel, build_graph
+from wikireact.errors import ModelCallError
+from wikireact.prompt_variants import PROMPT_VARIANTS
+from wikireact.state import SNAPSHOT_EVERY
+from wikireact.threads import ThreadStore
+
+LENGTHS = (300, 1_200, 4_800)
+TARGET_RATIO = 1.5
+TARGET_GET_STATE_MS = 500
+COLD_READS = 3
+PAGES = {
+    f"Page {i}": " ".join(f"Sentence {j} of page {i} is about topic{j % 9}." for j in range(30))
+    for i in range(max(LENGTHS) // 4 + 1)
+}
+CONFIG: RunnableConfig = {"configurable": {"thread_id": "long"}}
+
+
+def script(steps: int) -> list[str]:
+    """Return `steps` outputs: a new page every 4 steps, other Lookups between, Finish last."""
+    out = [
+        f"Thought: step {k}.\nAction: Search[Page {k // 4}]"
+        if k % 4 == 0
+        else f"Thought: step {k}.\nAction: Lookup[topic{k % 4}]"
+        for k in range(steps - 1)
+    ]
+    return [*out, "Thought: done.\nAction: Finish[topic1]"]
+
+
+class TimedModel(ScriptedChatModel):
+    """The scripted model, adding the CPU time of every call (prompt handling included)."""
+
+    cpu_s: float = 0.0
+
+    def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
+        """Call the model, timing the calling thread."""
+        start = time.thread_time()
+        try:
+            return super().invoke(input, config, **kwargs)
+        finally:
+            self.cpu_s += time.thread_time() - start
+
+
+class TimedPrompt:
+    """The default prompt builder, adding the CPU time of every call."""
+
+    def __init__(self) -> None:
+        """Wrap the builder `wikireact.prompt_variants` holds for the default variant."""
+        self.build: Any = PROMPT_VARIANTS["default"]
+        self.cpu_s = 0.0
+
+    def __call__(self, *args: Any) -> Any:
+        """Build the prompt, timing the calling thread."""
+        start = time.thread_time()
+        try:
+            return self.build(*args)
+        finally:
+            self.cpu_s += time.thread_time() - start
+
+
+def file_bytes(store: ThreadStore) -> int:
+    """Return the size of the checkpoint file with its WAL folded in."""
+    store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    return store.path.stat().st_size
+
+
+def stream(graph: Any, payload: Any, steps: int) -> None:
+    """Run the graph as `wikireact ask`/`resume` do (stream updates and custom events, sync)."""
+    context = Context(max_steps=steps, repetition_limit=steps)
+    for _ in graph.stream(
+        payload, CONFIG, context=context, stream_mode=["updates", "custom"], durability="sync"
+    ):
+        pass
+
+
+def measure(steps: int, db: Path) -> dict[str, float]:
+    """Run, read and resume one `steps`-step thread in `db`; return its figures."""
+    wiki = MemorySource(PAGES)
+    store = ThreadStore(db)
+    empty = file_bytes(store)
+    model = TimedModel(outputs=script(steps), errors={steps - 1: ConnectionError("down")})
+    graph = build_graph(store.saver, model=model, wiki=wiki)
+    prompt = PROMPT_VARIANTS["default"] = TimedPrompt()
+    wall, cpu = time.perf_counter(), time.process_time()
+    try:
+        stream(graph, {"question": "q"}, steps)
+    except ModelCallError:  # the thread is saved up to step `steps - 1`
+        pass
+    finally:
+        PROMPT_VARIANTS["default"] = prompt.build
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    used = file_bytes(store) - empty
+    store.close()
+    reads, replayed = [], [0]
+    for _ in range(COLD_READS):
+        store = ThreadStore(db)
+        history = store.saver.get_delta_channel_history
+
+        def counted(**kwargs: Any) -> Any:
+            found = history(**kwargs)
+            replayed[0] = max(len(h["writes"]) for h in found.values())
+            return found
+
+        store.saver.get_delta_channel_history = counted  # type: ignore[method-assign]
+        start = time.perf_counter()
+        state = build_graph(store.saver, wiki=wiki).get_state(CONFIG)
+        reads.append(time.perf_counter() - start)
+        store.close()
+        assert state.values["steps"] == steps - 1, state.values["steps"]
+    store = ThreadStore(db)
+    graph = build_graph(store.saver, model=ScriptedChatModel(outputs=script(steps)), wiki=wiki)
+    start = time.perf_counter()
+    stream(graph, None, steps)
+    resume = time.perf_counter() - start
+    values = graph.get_state(CONFIG).values
+    store.close()
+    assert values["steps"] == steps and values["status"] == "finished", values["status"]
+    return {
+        "cpu_ms": (cpu - model.cpu_s) * 1000 / (steps - 1),
+        "prompt_ms": prompt.cpu_s * 1000 / (steps - 1),
+        "model_ms": model.cpu_s * 1000 / (steps - 1),
+        "wall_ms": wall * 1000 / (steps - 1),
+        "bytes": used / (steps - 1),
+        "get_state_ms": statistics.median(reads) * 1000,
+        "replayed": replayed[0],
+        "resume_ms": resume * 1000,
+    }
+
+
+def rows() -> list[Row]:
+    """Return the figures as table rows."""
+    with tempfile.TemporaryDirectory() as tmp:
+        found = {n: measure(n, Path(tmp) / f"{n}.db") for n in LENGTHS}
+    base = found[LENGTHS[0]]
+    out = []
+    for n, f in found.items():
+        out += [
+            Row(f"CPU per step, model call excluded, {n:,} steps", f["cpu_ms"], "ms"),
+            Row(f"  of which building the prompt, {n:,} steps", f["prompt_ms"], "ms"),
+            Row(f"  CPU per step in the model call, {n:,} steps", f["model_ms"], "ms"),
+            Row(f"  wall per step (shared machine), {n:,} steps", f["wall_ms"], "ms"),
+            Row(f"checkpoint bytes per step, {n:,} steps", f["bytes"], "B"),
+            Row(
+                f"get_state of a {n:,}-step thread, fresh file",
+                f["get_state_ms"],
+                "ms",
+                f"<= {TARGET_GET_STATE_MS} ms" if n == max(LENGTHS) else "",
+                f["get_state_ms"] <= TARGET_GET_STATE_MS if n == max(LENGTHS) else None,
+            ),
+            Row(
+                "  writes it replays, most of one channel",
+                f["replayed"],
+                "",
+                f"<= {SNAPSHOT_EVERY} (snapshot)",
+                f["replayed"] <= SNAPSHOT_EVERY,
+            ),
+            Row(f"  resume it to the end (1 step), {n:,} steps", f["resume_ms"], "ms"),
+        ]
+    for n in LENGTHS[1:]:
+        for key, what in (("cpu_ms", "CPU per step"), ("bytes", "bytes per step")):
+            ratio = found[n][key] / base[key]
+            out.append(
+                Row(
+                    f"{what}, {n:,} vs {LENGTHS[0]:,} steps",
+                    ratio,
+                    "x",
+                    f"<= {TARGET_RATIO} (flat)",
+                    ratio <= TARGET_RATIO,
+                )
+            )
+    return out
+
+
+def main() -> int:
+    """Print the figures."""
+    return print_rows(rows())
+
+
+if __name__ == "__main__":
+    sys.exit(main())
