@@ -19,6 +19,7 @@ from wikireact.cli.app import app
 from wikireact.context import MAX_STEPS
 from wikireact.graph import graph as served_graph
 from wikireact.prompts import build_messages
+from wikireact.small_model_prompt import build_messages as small_model_messages
 from wikireact.state import Step
 from wikireact.threads import ThreadStore
 from wikireact.tool_prompts import build_tool_messages
@@ -138,7 +139,7 @@ def test_resume_with_a_budget_past_the_bound_is_refused_in_one_line(tmp_path: Pa
     assert f"max_steps must be at most {MAX_STEPS}, got 9999" in flat(result.stderr)
 
 
-@pytest.mark.parametrize("build", [build_messages, build_tool_messages])
+@pytest.mark.parametrize("build", [build_messages, build_tool_messages, small_model_messages])
 def test_a_prompt_is_built_from_its_own_history_after_an_edit_or_fork(build: Any) -> None:
     """Prompts extend the last one built for the episode only when the history continues it."""
     steps = [

@@ -19,6 +19,7 @@ from typing import Literal
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
+from wikireact.episode_turns import EPISODE_TURNS
 from wikireact.exemplars import EpisodeExemplar, ExemplarStep, default_episodes
 from wikireact.prompts import render_action, render_observation
 from wikireact.state import Step
@@ -89,13 +90,18 @@ def _episode_turns(
     question: str, steps: Sequence[Step], method: Literal["react", "act"]
 ) -> list[BaseMessage]:
     """Return the question and steps as turns; each observation turn ends with the question."""
-    turns: list[BaseMessage] = [HumanMessage(f"Question: {question}")]
-    for index, step in enumerate(steps):
-        turns.append(AIMessage(render_action(index + 1, step, method)))
-        if step["observation"]:
-            observation = render_observation(index + 1, _observation_text(steps, index))
+
+    def step_turns(number: int, step: Step) -> list[BaseMessage]:
+        turns: list[BaseMessage] = [AIMessage(render_action(number, step, method))]
+        if step["observation"]:  # (a repeat's text depends only on the steps before it)
+            observation = render_observation(number, _observation_text(steps, number - 1))
             turns.append(HumanMessage(f"{observation}\nQuestion: {question}"))
-    return turns
+        return turns
+
+    return [
+        HumanMessage(f"Question: {question}"),
+        *EPISODE_TURNS.turns(("small", question, method), steps, step_turns),
+    ]
 
 
 @functools.cache
