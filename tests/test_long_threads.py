@@ -19,6 +19,7 @@ from wikireact.cli.app import app
 from wikireact.context import MAX_STEPS
 from wikireact.graph import graph as served_graph
 from wikireact.prompts import build_messages
+from wikireact.scripted import ScriptOutput
 from wikireact.small_model_prompt import build_messages as small_model_messages
 from wikireact.state import Step
 from wikireact.threads import ThreadStore
@@ -90,7 +91,10 @@ def test_checkpoint_bytes_per_step_do_not_grow_with_the_episode(tmp_path: Path) 
 def test_an_episode_longer_than_langgraphs_default_recursion_limit_runs_to_its_budget() -> None:
     """2,520 steps of 4 supersteps each pass LangGraph's default limit (10,007 supersteps)."""
     steps = 2_520
-    outputs = ["Action: Search[Page 1]", *(f"Action: Lookup[word{k}]" for k in range(steps))]
+    outputs: list[ScriptOutput] = [
+        "Action: Search[Page 1]",
+        *(f"Action: Lookup[word{k}]" for k in range(steps)),
+    ]
     graph = build_graph(model=InstantModel(outputs=outputs), wiki=WIKI)
     out = graph.invoke({"question": "q"}, context=Context(max_steps=steps, repetition_limit=3))
     assert out["status"] == "budget_exhausted" and out["steps"] == steps
