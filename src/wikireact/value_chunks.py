@@ -32,8 +32,9 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 CHUNK_ITEMS = 32
 """Items (list items, or dict entries) per stored piece; smaller values are stored whole."""
 DIGEST_BYTES = 16
-REMEMBERED_VALUES = 64
-"""(thread, namespace, channel) values whose stored pieces a `ChunkWriter` remembers."""
+REMEMBERED_VALUES = 256
+"""(thread, namespace, channel) values whose stored pieces a `ChunkWriter` remembers (an
+evaluation runs many threads at once; a value it forgot is serialized whole once more)."""
 _HEAD = struct.Struct("<HBI")  # channel name length, kind, number of pieces
 _KINDS = {list: 0, dict: 1}
 
