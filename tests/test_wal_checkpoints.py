@@ -6,6 +6,7 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
 from support import PAGES
 
 from wikireact import Context, MemorySource, ScriptedChatModel, build_graph
@@ -75,3 +76,28 @@ def test_a_removed_file_ends_the_thread_and_is_not_recreated(tmp_path: Path) -> 
     gone = tmp_path / "gone.db"
     fold_while_open(gone, threading.Event(), 0.01)  # returns: nothing to fold, ever
     assert not gone.exists()
+
+
+def test_a_long_run_keeps_the_log_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """PASSIVE checkpoints beside a busy writer never start the log over: it grew without bound."""
+    monkeypatch.setattr("wikireact.wal_checkpoints.RESTART_OVER", 256 * 1024, raising=False)
+    path = tmp_path / "threads.db"
+    store = ThreadStore(path)
+    sizes, done = [0], threading.Event()
+
+    def watch() -> None:
+        while not done.wait(0.01):
+            try:
+                sizes.append(Path(f"{path}-wal").stat().st_size)
+            except OSError:
+                pass
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    try:
+        run_episodes(store, 400)
+    finally:
+        done.set()
+        watcher.join()
+        store.close()
+    assert max(sizes) < 16_000_000, f"the log reached {max(sizes) / 1e6:.1f} MB"  # 74 MB before

@@ -11,6 +11,14 @@ keeps changing.
 Durability is unchanged: with `synchronous=NORMAL` a commit is in the WAL when it returns
 either way; a checkpoint only moves committed pages into the main file (closing the last
 connection still folds the whole log in).
+
+A PASSIVE checkpoint never starts the log over: SQLite reuses the log from its start only
+when a commit finds every frame folded in, which a checkpoint running beside a busy writer
+seldom leaves. A long episode's log grew without bound (160 MB beside a 10 MB database
+after 2,400 steps), so once the log passes `RESTART_OVER` the thread runs a TRUNCATE
+checkpoint instead: it waits up to `RESTART_WAIT_MS` for a commit under way, folds the
+few frames left and empties the log, while commits wait for it (a sync of the database
+file, once per ~16 MB of log: ~250 steps of a long episode).
 """
 
 from __future__ import annotations
@@ -23,6 +31,10 @@ from pathlib import Path
 
 INTERVAL_S = 0.25
 """How often the background thread looks at the log (a stat; a checkpoint if it changed)."""
+RESTART_OVER = 16 * 1024 * 1024
+"""A log larger than this is folded in with TRUNCATE, which starts it over (see below)."""
+RESTART_WAIT_MS = 200
+"""How long a TRUNCATE checkpoint waits for a commit under way (then it is a PASSIVE one)."""
 
 
 class WalCheckpointer:
@@ -61,9 +73,11 @@ def fold_while_open(path: Path, stop: threading.Event, interval_s: float) -> Non
         mark = (found.st_mtime_ns, found.st_size)
         if mark == seen:
             continue
+        mode = "TRUNCATE" if found.st_size > RESTART_OVER else "PASSIVE"
         try:  # mode=rw: never create a database that was removed meanwhile
             with closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=rw", uri=True)) as conn:
-                conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+                conn.execute(f"PRAGMA busy_timeout={RESTART_WAIT_MS}")
+                conn.execute(f"PRAGMA wal_checkpoint({mode})").fetchall()
         except sqlite3.Error:
             continue  # busy or gone: the next round tries again (or ends the thread)
         seen = mark
