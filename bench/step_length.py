@@ -96,10 +96,10 @@ class TimedPrompt:
             self.cpu_s += time.thread_time() - start
 
 
-def file_bytes(store: ThreadStore) -> int:
-    """Return the size of the checkpoint file with its WAL folded in."""
-    store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    return store.path.stat().st_size
+def file_bytes(db: Path) -> int:
+    """Return the size of a closed checkpoint file (closing folds its WAL in) and any WAL left."""
+    wal = Path(f"{db}-wal")
+    return db.stat().st_size + (wal.stat().st_size if wal.exists() else 0)
 
 
 def stream(graph: Any, payload: Any, steps: int) -> None:
@@ -114,8 +114,9 @@ def stream(graph: Any, payload: Any, steps: int) -> None:
 def measure(steps: int, db: Path) -> dict[str, float]:
     """Run, read and resume one `steps`-step thread in `db`; return its figures."""
     wiki = MemorySource(PAGES)
+    ThreadStore(db).close()
+    empty = file_bytes(db)
     store = ThreadStore(db)
-    empty = file_bytes(store)
     model = TimedModel(outputs=script(steps), errors={steps - 1: ConnectionError("down")})
     graph = build_graph(store.saver, model=model, wiki=wiki)
     prompt = PROMPT_VARIANTS["default"] = TimedPrompt()
@@ -127,8 +128,8 @@ def measure(steps: int, db: Path) -> dict[str, float]:
     finally:
         PROMPT_VARIANTS["default"] = prompt.build
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-    used = file_bytes(store) - empty
     store.close()
+    used = file_bytes(db) - empty
     reads, replayed = [], [0]
     for _ in range(COLD_READS):
         store = ThreadStore(db)
