@@ -224,10 +224,8 @@ class CompactSqliteSaver(SqliteSaver):
         refs = encode_refs({ch: (c.kind, c.digests) for ch, c in chunked.items()})
         with self.cursor() as cur:
             self._nodes.pop((thread_id, ns, checkpoint["id"]), None)
-            cur.executemany(
-                "INSERT OR IGNORE INTO value_chunks VALUES (?, ?, ?, ?, ?)",
-                [(thread_id, ns, *piece) for c in chunked.values() for piece in c.new],
-            )
+            if new := [(thread_id, ns, *piece) for c in chunked.values() for piece in c.new]:
+                cur.executemany("INSERT OR IGNORE INTO value_chunks VALUES (?, ?, ?, ?, ?)", new)
             cur.execute(
                 f"INSERT OR REPLACE INTO checkpoints ({_ROW}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
