@@ -27,7 +27,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 
 from wikireact.admission import REOPENED_THROUGH_START, check_question
-from wikireact.context import RECURSION_LIMIT, Context
+from wikireact.context import Context
 from wikireact.episode_settings import can_continue, settle
 from wikireact.exemplars import EpisodeExemplar
 from wikireact.models import load_chat_model
@@ -102,10 +102,8 @@ def build_graph(
         wiki=open_source(wiki) if isinstance(wiki, str) else wiki,
         exemplars=exemplars,
     )
-    return (
-        make_builder(resources)
-        .compile(checkpointer=checkpointer, interrupt_before=interrupt_before, name="wikireact")
-        .with_config(recursion_limit=RECURSION_LIMIT)  # room for a budget of MAX_STEPS
+    return make_builder(resources).compile(
+        checkpointer=checkpointer, interrupt_before=interrupt_before, name="wikireact"
     )
 
 
@@ -146,4 +144,4 @@ def run_to_end(
 
 
 builder = make_builder()
-graph = builder.compile(name="wikireact").with_config(recursion_limit=RECURSION_LIMIT)
+graph = builder.compile(name="wikireact")

@@ -6,6 +6,10 @@ of `wikireact.graph`). It differs from a `CompiledStateGraph` in three ways:
 - `stream`/`astream` (so `invoke`, `ainvoke`, `batch`, `astream_events`, and a parent graph
   running it as a node) check each run at the door first (`wikireact.admission`): the
   context, one episode per thread, one run per thread, approval without a checkpointer.
+- A run given no `recursion_limit` (neither in its config nor by a parent graph it runs in)
+  gets `wikireact.context.RECURSION_LIMIT`, room for a budget of `MAX_STEPS` steps
+  (LangGraph's default, 10,007 supersteps, would stop an episode at 2,501 steps). A limit
+  given by the caller or a parent applies as given (see `wikireact.admission`).
 - `invoke`/`ainvoke` return pending interrupts as `InterruptRecord`s (dicts that also
   have `.value` and `.id`), so a paused output is JSON-serialisable.
 - `invoke` saves checkpoints on one thread. A LangGraph run starts a thread pool for the
@@ -25,11 +29,12 @@ from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
+from langchain_core.runnables.config import var_child_runnable_config
 from langgraph.graph.state import CompiledStateGraph, StateGraph
 from langgraph.types import Interrupt
 
 from wikireact.admission import admit, hold, thread_of, thread_seen
-from wikireact.context import Context
+from wikireact.context import RECURSION_LIMIT, Context
 from wikireact.state import InputState, OutputState, State
 
 SAVE_THREADS = 1
@@ -65,6 +70,7 @@ class ReActGraph(CompiledStateGraph[State, Context, InputState, OutputState]):
         **kwargs: Any,
     ) -> Iterator[Any]:
         """Check the run at the door (`wikireact.admission`), then stream it as LangGraph does."""
+        config = with_default_limit(config)
         thread = thread_of(self.checkpointer, config)
         with hold(thread):
             seen = None
@@ -82,6 +88,7 @@ class ReActGraph(CompiledStateGraph[State, Context, InputState, OutputState]):
         **kwargs: Any,
     ) -> AsyncIterator[Any]:
         """Check the run at the door (`wikireact.admission`), then stream it as LangGraph does."""
+        config = with_default_limit(config)
         thread = thread_of(self.checkpointer, config)
         with hold(thread):
             seen = None
@@ -112,6 +119,14 @@ class ReActGraph(CompiledStateGraph[State, Context, InputState, OutputState]):
     async def ainvoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
         """Run the graph to its end (or interrupt), asynchronously."""
         return as_json_output(await super().ainvoke(input, config, **kwargs))
+
+
+def with_default_limit(config: RunnableConfig | None) -> RunnableConfig | None:
+    """Return `config` with `RECURSION_LIMIT` unless it, or a parent run's config, sets a limit."""
+    inherited = var_child_runnable_config.get() or {}
+    if "recursion_limit" in (config or {}) or "recursion_limit" in inherited:
+        return config
+    return {**(config or {}), "recursion_limit": RECURSION_LIMIT}
 
 
 def as_json_output(output: Any) -> Any:

@@ -279,7 +279,9 @@ class State(InputState, OutputState, total=False):
     """The step in progress: the model's text, the parsed action, the observation (write partial dicts)."""
     pages_read: Annotated[list[str], DeltaChannel(append_items, snapshot_frequency=SNAPSHOT_EVERY)]
     """Titles of the pages the episode's Searches opened (as the source resolved them), once each."""
-    settings: Annotated[dict[str, Any], DeltaChannel(last_write, snapshot_frequency=SNAPSHOT_EVERY)]
-    """The episode's `Context` as a dict, kept from its start (see `wikireact.episode_settings`)."""
+    settings: dict[str, Any]
+    """The episode's `Context` as a dict, kept from its start (see `wikireact.episode_settings`).
+    A plain channel, not a delta one: it is small and written once, and a delta channel written
+    once is read by walking back to that write, through every checkpoint of the episode."""
     remaining_steps: RemainingSteps
     """LangGraph's managed count of supersteps left before the recursion limit (not stored)."""
