@@ -72,11 +72,16 @@ def test_a_cold_read_of_a_long_thread_does_not_walk_its_whole_history(tmp_path: 
 
 
 def file_bytes(db: Path) -> int:
-    """Return the size of a checkpoint file with its write-ahead log folded in."""
+    """Return the bytes of a checkpoint file's pages in use, its write-ahead log folded in
+    (free pages left by the log's timing vary from run to run: they are not counted)."""
     conn = sqlite3.connect(db)
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    used = conn.execute(
+        "SELECT (page_count - freelist_count) * page_size "
+        "FROM pragma_page_count(), pragma_freelist_count(), pragma_page_size()"
+    ).fetchone()[0]
     conn.close()
-    return db.stat().st_size
+    return int(used)
 
 
 def test_checkpoint_bytes_per_step_do_not_grow_with_the_episode(tmp_path: Path) -> None:
@@ -85,7 +90,8 @@ def test_checkpoint_bytes_per_step_do_not_grow_with_the_episode(tmp_path: Path) 
     for steps in (100, 800):
         write_thread(tmp_path / f"{steps}.db", steps)
         per_step.append(file_bytes(tmp_path / f"{steps}.db") / steps)
-    assert per_step[1] < 1.05 * per_step[0], per_step
+    # Runs vary by up to ~6% (compressed sizes); before the fix 800 steps cost 1.21x of 100.
+    assert per_step[1] < 1.12 * per_step[0], per_step
 
 
 def test_an_episode_longer_than_langgraphs_default_recursion_limit_runs_to_its_budget() -> None:
