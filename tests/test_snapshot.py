@@ -119,7 +119,7 @@ def test_malformed_input_changes_nothing(snapshot: Path, tmp_path: Path) -> None
     assert store.count() == 5
     broken = tmp_path / "broken.json"
     broken.write_text('[{"context": [["A", ["x"]]]}, {"context": ', encoding="utf-8")
-    with pytest.raises(SnapshotError, match="not valid HotpotQA JSON"):
+    with pytest.raises(SnapshotError, match="broken.json: item 2 is not valid JSON"):
         import_file(broken, store)
     latin = tmp_path / "latin.jsonl"
     latin.write_bytes('{"title": "Caf\xe9", "text": "x"}\n'.encode("latin-1"))

@@ -1,22 +1,21 @@
 """Build snapshots from HotpotQA-format JSON and `{"title", "text"}` JSONL, streaming.
 
-Both readers hold one record at a time (HotpotQA's JSON array is parsed incrementally
-with `ijson`), so a 1 GB file does not need 1 GB of memory. An import is one
+Both readers hold one record at a time (HotpotQA's JSON array is read item by item,
+`wikireact.wiki.safe_json`), so a 1 GB file does not need 1 GB of memory, and hostile
+JSON (deep nesting, huge numbers, giant lines) is refused in one line naming the file. An import is one
 transaction: a malformed file changes nothing. Importing is idempotent: a page already
 present with the same text is left alone.
 """
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
-import ijson
-
+from wikireact.wiki import safe_json
 from wikireact.wiki.snapshot import SnapshotError, SnapshotStore
 
 
@@ -46,13 +45,13 @@ def iter_pages(path: Path) -> Iterator[tuple[str, str]]:
 
 def _iter_jsonl(path: Path) -> Iterator[tuple[str, str]]:
     with path.open("rb") as handle:
-        for number, line in enumerate(handle, start=1):
+        for number, line in enumerate(_bounded_lines(handle, path), start=1):
             if not line.strip():
                 continue
             try:
-                record = json.loads(line.decode("utf-8"))
+                record = safe_json.loads(line.decode("utf-8"))
                 title, text = record["title"], record["text"]
-            except (UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError) as exc:
+            except (UnicodeDecodeError, safe_json.JsonValueError, KeyError, TypeError) as exc:
                 raise SnapshotError(
                     f'{path}:{number}: not a {{"title", "text"}} record ({exc})'
                 ) from None
@@ -68,33 +67,36 @@ def _iter_hotpot(path: Path) -> Iterator[tuple[str, str]]:
                 f"{path} is not a HotpotQA file: its JSON is not a list of items "
                 '(for {"title", "text"} records, use a .jsonl file)'
             )
-        try:
-            for number, item in enumerate(ijson.items(handle, "item"), start=1):
-                context = item.get("context") if isinstance(item, dict) else None
-                if not isinstance(context, list):
+        for number, item in enumerate(safe_json.iter_array(handle, str(path)), start=1):
+            context = item.get("context") if isinstance(item, dict) else None
+            if not isinstance(context, list):
+                raise SnapshotError(f'{path}: item {number} is not an object with a "context" list')
+            for entry in context:
+                if (
+                    not isinstance(entry, list)
+                    or len(entry) != 2
+                    or not isinstance(entry[0], str)
+                    or not isinstance(entry[1], list)
+                ):
                     raise SnapshotError(
-                        f'{path}: item {number} is not an object with a "context" list'
+                        f"{path}: item {number}: context entries must be [title, [sentences]]"
                     )
-                for entry in context:
-                    if (
-                        not isinstance(entry, list)
-                        or len(entry) != 2
-                        or not isinstance(entry[0], str)
-                        or not isinstance(entry[1], list)
-                    ):
-                        raise SnapshotError(
-                            f"{path}: item {number}: context entries must be [title, [sentences]]"
-                        )
-                    title, sentences = entry
-                    if not title.strip():
-                        raise SnapshotError(
-                            f"{path}: item {number}: a context entry has an empty title"
-                        )
-                    yield title.strip(), "\n".join(str(s).strip() for s in sentences)
-        except ijson.JSONError as exc:
-            raise SnapshotError(f"{path} is not valid HotpotQA JSON ({exc})") from None
-        except UnicodeDecodeError:
-            raise SnapshotError(f"{path} is not UTF-8") from None
+                title, sentences = entry
+                if not title.strip():
+                    raise SnapshotError(
+                        f"{path}: item {number}: a context entry has an empty title"
+                    )
+                yield title.strip(), "\n".join(str(s).strip() for s in sentences)
+
+
+def _bounded_lines(handle: BinaryIO, path: Path) -> Iterator[bytes]:
+    """Yield the lines of `handle`, refusing one longer than `safe_json.MAX_VALUE_BYTES`."""
+    number = 0
+    while line := handle.readline(safe_json.MAX_VALUE_BYTES + 1):
+        number += 1
+        if len(line) > safe_json.MAX_VALUE_BYTES:
+            raise SnapshotError(f"{path}:{number}: a line longer than 64 MiB")
+        yield line
 
 
 def _first_byte(handle: BinaryIO) -> bytes:
