@@ -350,36 +350,62 @@ def snapshot_import(
     files: Annotated[
         list[Path],
         typer.Argument(
-            metavar="FILE...", help="HotpotQA-format .json or {title,text} .jsonl files"
+            metavar="PATH...",
+            help="the 2017 abstracts dump (its folder, one .bz2 or the .tar.bz2), "
+            "HotpotQA-format .json or {title,text} .jsonl files",
         ),
     ],
     out: Annotated[Path, typer.Option("--out", help="the snapshot file to create or extend")],
+    skip_bad_lines: Annotated[
+        bool,
+        typer.Option(
+            "--skip-bad-lines", help="skip unreadable dump lines and damaged files, and count them"
+        ),
+    ] = False,
+    workers: Annotated[
+        int | None,
+        typer.Option(
+            "--workers", min=1, help="dump parsing processes", show_default="one per core"
+        ),
+    ] = None,
 ) -> None:
-    """Import pages into a snapshot (streaming; idempotent)."""
+    """Import pages into a snapshot (streaming; idempotent; a new file appears only when complete)."""
     from wikireact.cli.display import clean
-    from wikireact.sqlite_files import remove_database
-    from wikireact.wiki.importer import import_file
-    from wikireact.wiki.snapshot import SnapshotStore
+    from wikireact.cli.import_progress import ImportProgress
+    from wikireact.wiki.dump_files import is_dump
+    from wikireact.wiki.dump_import import import_dump, record_source
+    from wikireact.wiki.importer import import_file, source_entry
+    from wikireact.wiki.snapshot_files import snapshot_for_import
 
-    created = not out.exists()
-    store: SnapshotStore | None = None
-    try:
-        store = SnapshotStore.create(out)
+    with snapshot_for_import(out) as (store, new):
         for path in files:
+            if is_dump(path):
+                empty = new and store.conn.execute("SELECT 1 FROM pages LIMIT 1").fetchone() is None
+                with ImportProgress(clean(path), errors) as shown:
+                    dump = import_dump(
+                        path,
+                        store,
+                        bulk=empty,
+                        skip_bad_lines=skip_bad_lines,
+                        workers=workers,
+                        progress=shown.update,
+                    )
+                console.print(
+                    f"{clean(path)}: {dump.files} files, {dump.pages} pages in "
+                    f"{dump.elapsed:.0f} s, {dump.bad_lines} bad lines skipped, "
+                    f"{dump.damaged_files} damaged files"
+                )
+                for example in dump.examples:
+                    console.print(f"  skipped: {clean(example)}")
+                continue
             stats = import_file(path, store)
+            record_source(store, source_entry(path, stats))
             console.print(
                 f"{clean(path)}: {stats.read} pages read, {stats.added} added, {stats.changed} updated, "
                 f"{stats.unchanged} unchanged"
             )
-        console.print(
-            f"{clean(out)}: {store.count()} pages, snapshot id {store.meta('snapshot_id')}"
-        )
-    except BaseException:
-        if created:  # a failed import leaves no file behind (an existing one keeps its pages)
-            if store is not None:
-                store.conn.close()
-            remove_database(out)
-        raise
+        summary = f"{store.count()} pages, snapshot id {store.meta('snapshot_id')}"
+    console.print(f"{clean(out)}: {summary}")
 
 
 app.command("studio", cls=HelpCommand)(studio_command)

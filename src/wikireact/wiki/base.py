@@ -15,6 +15,8 @@ class Page:
 
     title: str
     text: str
+    sentences: tuple[str, ...] | None = None
+    """The source's own sentence split (a dump's, HotpotQA's); None: split the text ourselves."""
 
 
 @dataclass(frozen=True)

@@ -59,7 +59,11 @@ def search(source: WikiSource, title: str) -> SearchOutcome:
     try:
         found = source.fetch(title)
         if isinstance(found, Page):
-            sentences = split_sentences(found.text)
+            sentences = (
+                list(found.sentences)
+                if found.sentences is not None
+                else split_sentences(found.text)
+            )
             if sentences:
                 return SearchOutcome(" ".join(sentences[:FIRST_SENTENCES]), found.title, sentences)
             return SearchOutcome(f"The page {found.title} has no text.", found.title, [])

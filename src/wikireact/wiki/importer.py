@@ -9,6 +9,7 @@ present with the same text is left alone.
 
 from __future__ import annotations
 
+import hashlib
 import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -33,8 +34,11 @@ class ImportStats:
         return self.read - self.added - self.changed
 
 
-def iter_pages(path: Path) -> Iterator[tuple[str, str]]:
-    """Yield `(title, text)` from a .jsonl file or a HotpotQA-format .json file."""
+def iter_pages(path: Path) -> Iterator[tuple[str, str, bool]]:
+    """Yield `(title, text, split)` from a .jsonl file or a HotpotQA-format .json file.
+
+    `split` is True when the text is the source's sentences, one per line (HotpotQA's).
+    """
     if not path.is_file():
         raise SnapshotError(f"input file not found: {path}")
     if path.suffix == ".jsonl":
@@ -43,7 +47,7 @@ def iter_pages(path: Path) -> Iterator[tuple[str, str]]:
         yield from _iter_hotpot(path)
 
 
-def _iter_jsonl(path: Path) -> Iterator[tuple[str, str]]:
+def _iter_jsonl(path: Path) -> Iterator[tuple[str, str, bool]]:
     with path.open("rb") as handle:
         for number, line in enumerate(_bounded_lines(handle, path), start=1):
             if not line.strip():
@@ -57,10 +61,10 @@ def _iter_jsonl(path: Path) -> Iterator[tuple[str, str]]:
                 ) from None
             if not isinstance(title, str) or not isinstance(text, str) or not title.strip():
                 raise SnapshotError(f"{path}:{number}: title and text must be non-empty strings")
-            yield title.strip(), text
+            yield title.strip(), text, False
 
 
-def _iter_hotpot(path: Path) -> Iterator[tuple[str, str]]:
+def _iter_hotpot(path: Path) -> Iterator[tuple[str, str, bool]]:
     with path.open("rb") as handle:
         if _first_byte(handle) != b"[":
             raise SnapshotError(
@@ -86,7 +90,8 @@ def _iter_hotpot(path: Path) -> Iterator[tuple[str, str]]:
                     raise SnapshotError(
                         f"{path}: item {number}: a context entry has an empty title"
                     )
-                yield title.strip(), "\n".join(str(s).strip() for s in sentences)
+                lines = (" ".join(str(s).split()) for s in sentences)
+                yield title.strip(), "\n".join(line for line in lines if line), True
 
 
 def _bounded_lines(handle: BinaryIO, path: Path) -> Iterator[bytes]:
@@ -110,10 +115,10 @@ def import_file(path: Path, store: SnapshotStore) -> ImportStats:
     """Import every page of `path` into `store` in one transaction, then refresh the snapshot id."""
     stats = ImportStats()
 
-    def rows() -> Iterator[tuple[str, str, str]]:
-        for title, text in iter_pages(path):
+    def rows() -> Iterator[tuple[str, str, str, bool]]:
+        for title, text, split in iter_pages(path):
             stats.read += 1
-            yield title, "page", text
+            yield title, "page", text, split
 
     try:
         stats.added, stats.changed = store.put_many(rows())
@@ -121,3 +126,14 @@ def import_file(path: Path, store: SnapshotStore) -> ImportStats:
     except sqlite3.Error as exc:  # e.g. a full disk: the transaction was rolled back
         raise SnapshotError(f"cannot import {path} into {store.path}: {exc}") from None
     return stats
+
+
+def source_entry(path: Path, stats: ImportStats) -> dict[str, object]:
+    """Describe an imported file for the snapshot's `source` metadata."""
+    listing = f"{path.name}\t{path.stat().st_size}\n".encode()
+    return {
+        "source": "jsonl" if path.suffix == ".jsonl" else "hotpotqa-json",
+        "files": 1,
+        "pages": stats.read,
+        "file_list_sha256": hashlib.sha256(listing).hexdigest(),
+    }

@@ -34,7 +34,9 @@ def loads(text: str) -> Any:
         raise JsonValueError("JSON nested too deeply") from None
     except json.JSONDecodeError as exc:
         raise JsonValueError(f"not valid JSON ({exc.msg} at column {exc.colno})") from None
-    except ValueError as exc:  # e.g. "Exceeds the limit (4300 digits) for integer string conversion"
+    except (
+        ValueError
+    ) as exc:  # e.g. "Exceeds the limit (4300 digits) for integer string conversion"
         raise JsonValueError(f"not readable JSON ({_first_line(exc)})") from None
 
 

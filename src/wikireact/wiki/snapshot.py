@@ -1,6 +1,10 @@
 """A Wikipedia snapshot in one SQLite file, with an FTS5 index for `Similar:`.
 
-It holds page texts, redirects, disambiguations and recorded searches.
+It holds page texts, redirects, disambiguations and recorded searches. A page imported
+with its source's sentence split (a dump's, HotpotQA's) holds one sentence per line and
+`split = 1`, and Lookup uses that split. Schema 2 added the `split` column and the title
+tables of `wikireact.wiki.title_search`; a schema-1 file gains them when it is opened for
+writing, and is read as it is.
 
 `SnapshotStore` reads and writes the file; `SnapshotSource` serves it as a `WikiSource`
 (exact title first, then case/whitespace-insensitive). The live cache and the record
@@ -20,9 +24,10 @@ from pathlib import Path
 from wikireact.errors import ConfigurationError
 from wikireact.json_text import JsonTextError, parse_json
 from wikireact.sqlite_files import ForeignFileError, check_writable_as, read_untouched
+from wikireact.wiki import title_search
 from wikireact.wiki.base import Disambiguation, Page, RequestCounter, WikiPageUnreadableError
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 MAX_REDIRECT_HOPS = 5
 MARKER_TABLES = frozenset({"meta", "pages", "searches"})
 """A file holding these tables is a snapshot; any other non-empty file is refused for writing."""
@@ -34,7 +39,8 @@ CREATE TABLE IF NOT EXISTS pages(
     title TEXT NOT NULL UNIQUE,
     norm_title TEXT NOT NULL,
     kind TEXT NOT NULL CHECK (kind IN ('page', 'redirect', 'disambiguation', 'missing')),
-    body TEXT NOT NULL
+    body TEXT NOT NULL,
+    split INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS pages_norm ON pages(norm_title);
 CREATE TABLE IF NOT EXISTS searches(query TEXT PRIMARY KEY, titles TEXT NOT NULL);
@@ -42,6 +48,8 @@ CREATE VIRTUAL TABLE IF NOT EXISTS pages_fts USING fts5(
     title, body, content='pages', content_rowid='id', tokenize='unicode61 remove_diacritics 2'
 );
 """
+Row = tuple[str, str, str] | tuple[str, str, str, bool]
+"""`(title, kind, body)` or `(title, kind, body, split)`: see `SnapshotStore.put_many`."""
 
 
 class SnapshotError(ConfigurationError):
@@ -65,6 +73,9 @@ class SnapshotStore:
         self.conn = conn
         self.path = path
         self._lock = threading.RLock()
+        columns = {row[1] for row in conn.execute("PRAGMA table_info(pages)")}
+        self._split = "split" if "split" in columns else "0"  # schema 1 read as it is
+        self._titles = title_search.has_title_index(conn)
 
     @classmethod
     def create(cls, path: Path) -> SnapshotStore:
@@ -85,10 +96,7 @@ class SnapshotStore:
             path.parent.mkdir(parents=True, exist_ok=True)
             conn = sqlite3.connect(path, timeout=30, check_same_thread=False, isolation_level=None)
             conn.execute("PRAGMA journal_mode=WAL")
-            conn.executescript(_SCHEMA)
-            conn.execute(
-                "INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
-            )
+            _create_or_upgrade(conn)
         except (sqlite3.Error, OSError) as exc:
             raise SnapshotError(f"cannot write snapshot {path}: {exc}") from None
         return cls(conn, path)
@@ -129,15 +137,16 @@ class SnapshotStore:
         with self._lock:
             self.conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
 
-    def row(self, title: str, *, fuzzy: bool) -> tuple[str, str, str] | None:
-        """`(title, kind, body)` for an exact title, else (if fuzzy) a normalized match."""
+    def row(self, title: str, *, fuzzy: bool) -> tuple[str, str, str, int] | None:
+        """`(title, kind, body, split)` for an exact title, else (if fuzzy) a normalized match."""
+        columns = f"title, kind, body, {self._split}"
         with self._lock:
             found = self.conn.execute(
-                "SELECT title, kind, body FROM pages WHERE title = ?", (title,)
+                f"SELECT {columns} FROM pages WHERE title = ?", (title,)
             ).fetchone()
             if found is None and fuzzy:
                 found = self.conn.execute(
-                    "SELECT title, kind, body FROM pages WHERE norm_title = ? AND kind != 'missing' "
+                    f"SELECT {columns} FROM pages WHERE norm_title = ? AND kind != 'missing' "
                     "ORDER BY kind = 'page' DESC, id LIMIT 1",
                     (normalize_title(title),),
                 ).fetchone()
@@ -156,9 +165,10 @@ class SnapshotStore:
             row = self.row(wanted, fuzzy=fuzzy)
             if row is None:
                 return wanted != title, None
-            found_title, kind, body = row
+            found_title, kind, body, split = row
             if kind == "page":
-                return True, Page(found_title, body)
+                sentences = tuple(body.split("\n")) if split and body else () if split else None
+                return True, Page(found_title, body, sentences)
             if kind == "disambiguation":
                 return True, Disambiguation(found_title, _titles(body, found_title))
             if kind == "missing":
@@ -166,41 +176,75 @@ class SnapshotStore:
             wanted, fuzzy = body, False
         return True, None
 
-    def put_many(self, rows: Iterable[tuple[str, str, str]]) -> tuple[int, int]:
-        """Insert or update `(title, kind, body)` rows in one transaction; return (added, changed)."""
+    def put_many(self, rows: Iterable[Row]) -> tuple[int, int]:
+        """Insert or update rows in one transaction; return (added, changed).
+
+        The store must have been opened with `create` (schema 2). A row is `(title, kind, body)` or `(title, kind, body, split)`; `split` says the
+        body holds the source's sentences, one per line.
+        """
         added = changed = 0
+        words: dict[str, int] = {}
         with self._lock:
             self.conn.execute("BEGIN IMMEDIATE")
             try:
-                for title, kind, body in rows:
+                for title, kind, body, *rest in rows:
+                    split = int(bool(rest and rest[0]))
                     old = self.conn.execute(
-                        "SELECT id, kind, body FROM pages WHERE title = ?", (title,)
+                        "SELECT id, kind, body, split FROM pages WHERE title = ?", (title,)
                     ).fetchone()
-                    if old is not None and (old[1], old[2]) == (kind, body):
+                    if old is not None and tuple(old[1:]) == (kind, body, split):
                         continue
                     if old is not None:
                         self._unindex(old[0], title, old[1], old[2])
                         self.conn.execute(
-                            "UPDATE pages SET kind = ?, body = ? WHERE id = ?", (kind, body, old[0])
+                            "UPDATE pages SET kind = ?, body = ?, split = ? WHERE id = ?",
+                            (kind, body, split, old[0]),
                         )
                         row_id, changed = old[0], changed + 1
                     else:
                         row_id = self.conn.execute(
-                            "INSERT INTO pages(title, norm_title, kind, body) VALUES (?, ?, ?, ?)",
-                            (title, normalize_title(title), kind, body),
+                            "INSERT INTO pages(title, norm_title, kind, body, split) "
+                            "VALUES (?, ?, ?, ?, ?)",
+                            (title, normalize_title(title), kind, body, split),
                         ).lastrowid
                         added += 1
-                    if kind == "page":
-                        self.conn.execute(
-                            "INSERT INTO pages_fts(rowid, title, body) VALUES (?, ?, ?)",
-                            (row_id, title, body),
-                        )
+                    self._index(row_id, title, kind, body, old, words)
+                if words and self._titles:
+                    title_search.add_title_words(self.conn, words.items())
                 self.conn.execute("COMMIT")
             except BaseException:
                 if self.conn.in_transaction:  # SQLite already rolled back after e.g. a full disk
                     self.conn.execute("ROLLBACK")
                 raise
         return added, changed
+
+    def _index(
+        self,
+        row_id: int,
+        title: str,
+        kind: str,
+        body: str,
+        old: tuple[int, str, str, int] | None,
+        words: dict[str, int],
+    ) -> None:
+        """Index a written row: its body (pages only) and its title (anything but `missing`)."""
+        if kind == "page":
+            self.conn.execute(
+                "INSERT INTO pages_fts(rowid, title, body) VALUES (?, ?, ?)",
+                (row_id, title, body),
+            )
+        was_titled = old is not None and old[1] != "missing"
+        if not self._titles or was_titled == (kind != "missing"):
+            return
+        if was_titled:
+            self.conn.execute(
+                "INSERT INTO titles_fts(titles_fts, rowid, title) VALUES ('delete', ?, ?)",
+                (row_id, title),
+            )
+            return
+        self.conn.execute("INSERT INTO titles_fts(rowid, title) VALUES (?, ?)", (row_id, title))
+        for word in set(title_search.words(title)):
+            words[word] = words.get(word, 0) + 1
 
     def _unindex(self, row_id: int, title: str, kind: str, body: str) -> None:
         if kind == "page":
@@ -224,6 +268,16 @@ class SnapshotStore:
                 "INSERT OR REPLACE INTO searches VALUES (?, ?)", (query, json.dumps(titles))
             )
 
+    def similar_titles(self, query: str, limit: int) -> list[str]:
+        """Titles closest to `query` (typos and missing words forgiven), then body matches."""
+        with self._lock:
+            found = (
+                title_search.TitleSearch(self.conn).similar(query, limit) if self._titles else []
+            )
+        if len(found) < limit:
+            found += [t for t in self.full_text_search(query, limit) if t not in found]
+        return found[:limit]
+
     def full_text_search(self, query: str, limit: int) -> list[str]:
         """Titles of pages matching any word of `query`, title matches weighted highest."""
         words = [w for w in _words(query) if w]
@@ -242,10 +296,11 @@ class SnapshotStore:
         """Return a short hash of every row, identifying the snapshot's content."""
         digest = hashlib.sha256()
         with self._lock:
-            for title, kind, body in self.conn.execute(
-                "SELECT title, kind, body FROM pages ORDER BY title"
+            for title, kind, body, split in self.conn.execute(
+                f"SELECT title, kind, body, {self._split} FROM pages ORDER BY title"
             ):
-                digest.update(f"{title}\x00{kind}\x00{body}\x01".encode())
+                marker = "\x00split" if split else ""
+                digest.update(f"{title}\x00{kind}\x00{body}{marker}\x01".encode())
         return digest.hexdigest()[:16]
 
     def count(self, kind: str = "page") -> int:
@@ -279,6 +334,29 @@ def _words(text: str) -> Iterator[str]:
             current = []
     if current:
         yield "".join(current)
+
+
+def _create_or_upgrade(conn: sqlite3.Connection) -> None:
+    """Create the schema, or bring a schema-1 file to schema 2 (a `split` column, title tables)."""
+    columns = {row[1] for row in conn.execute("PRAGMA table_info(pages)")}
+    had_titles = title_search.has_title_index(conn)
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        if columns and "split" not in columns:
+            conn.execute("ALTER TABLE pages ADD COLUMN split INTEGER NOT NULL DEFAULT 0")
+        for statement in (_SCHEMA + title_search.SCHEMA).split(";"):
+            if statement.strip():
+                conn.execute(statement)
+        if columns and not had_titles:
+            title_search.index_all_titles(conn)
+        conn.execute(
+            "INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
+        )
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
 
 
 def _check_version(conn: sqlite3.Connection, path: Path) -> None:
@@ -336,7 +414,7 @@ class SnapshotSource:
             recorded = self.store.recorded_search(query)
             if recorded is not None:
                 return recorded[:limit]
-            return self.store.full_text_search(query, limit)
+            return self.store.similar_titles(query, limit)
 
     @contextmanager
     def _readable(self) -> Iterator[None]:
