@@ -60,7 +60,7 @@ from wikireact.wiki.factory import open_source
 RECORDS = "trajectories.jsonl"
 REPORT = "report.json"
 SETTINGS = "settings.json"
-RUN_ONLY = ("concurrency", "model_cache", "dataset", "prompts_file")
+RUN_ONLY = ("concurrency", "model_cache", "dataset", "prompts_file", "snapshot_source")
 """Recorded settings that cannot change a result: they may differ on `--resume`."""
 NEEDS: dict[str, tuple[Need, ...]] = {
     "react": ("react",),
@@ -344,6 +344,7 @@ def prepare_run(
     source = wiki or open_source(config.wiki)
     sampling = _sampling(config.model, model)
     settings = resolved_settings(config, context, prompts, sampling, _snapshot_id(source))
+    settings["snapshot_source"] = getattr(source, "snapshot_source", None)  # pinned by its id
     settings.update(_decoding(config.model, model))
     return PreparedRun(
         config, context, items, prompts, source, sampling, settings, _open_model(config, model)

@@ -401,6 +401,15 @@ class SnapshotSource:
         """The content hash recorded when the snapshot was built."""
         return self.store.meta("snapshot_id")
 
+    @property
+    def snapshot_source(self) -> object:
+        """Where the pages came from (the `source` metadata: JSON, or text for older files)."""
+        text = self.store.meta("source")
+        try:
+            return json.loads(text) if text is not None else None
+        except ValueError:
+            return text
+
     def fetch(self, title: str) -> Page | Disambiguation | None:
         """Exact title first, then case/whitespace-insensitive; redirects followed."""
         self._counter.add()
