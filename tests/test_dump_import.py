@@ -8,8 +8,13 @@ from __future__ import annotations
 
 import bz2
 import json
+import os
+import signal
 import sqlite3
+import subprocess
+import sys
 import tarfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +27,7 @@ from wikireact.wiki import dump_files
 from wikireact.wiki.base import Disambiguation, Page
 from wikireact.wiki.environment import lookup, search
 from wikireact.wiki.snapshot import SnapshotSource
+from wikireact.wiki.snapshot_files import temporary_name
 
 runner = CliRunner()
 
@@ -269,3 +275,54 @@ def test_a_schema_1_snapshot_is_read_and_upgraded(tmp_path: Path) -> None:
     source = SnapshotSource.open(old)
     assert source.similar("Ed Woood")[0] == "Ed Wood"
     assert isinstance(source.fetch("Warner Bros."), Page)
+
+
+def _slow_dump(root: Path) -> Path:
+    """A dump big enough that its import is still running a second after it starts."""
+    for number in range(80):
+        lines = "".join(
+            json.dumps(record(i, f"Page {number} {i}", [f"Page {i} is a page."] * 8)) + "\n"
+            for i in range(1500)
+        )
+        path = root / f"AA/wiki_{number:02d}.bz2"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(bz2.compress(lines.encode(), 1))
+    return root
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("how", [signal.SIGINT, signal.SIGKILL], ids=["ctrl-c", "sigkill"])
+def test_an_interrupted_import_leaves_nothing_under_the_final_name(
+    tmp_path: Path, how: signal.Signals
+) -> None:
+    dump = _slow_dump(tmp_path / "dump")
+    out = tmp_path / "s.db"
+    command = [sys.executable, "-m", "wikireact", "snapshot", "import", str(dump)]
+    process = subprocess.Popen(
+        [*command, "--out", str(out), "--workers", "1"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # a terminal's Ctrl-C reaches the whole process group
+    )
+    temp = temporary_name(out, process.pid)
+    deadline = time.monotonic() + 60
+    while not temp.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(1.0)
+    assert process.poll() is None, "the import ended before it could be interrupted"
+    os.killpg(process.pid, how)
+    _, stderr = process.communicate(timeout=60)
+    assert not out.exists()
+    if how == signal.SIGINT:
+        assert process.returncode == 130
+        assert stderr.strip().splitlines()[-1] == (
+            "error: interrupted; no snapshot was written (an import starts over when run again)"
+        )
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["dump"]
+        return
+    assert temp.exists()  # SIGKILL cannot clean up: the next import to `out` does
+    small = write_dump(tmp_path / "small")
+    result = subprocess.run([*command[:-1], str(small), "--out", str(out)], capture_output=True)
+    assert result.returncode == 0, result.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["dump", "s.db", "small"]

@@ -370,42 +370,9 @@ def snapshot_import(
     ] = None,
 ) -> None:
     """Import pages into a snapshot (streaming; idempotent; a new file appears only when complete)."""
-    from wikireact.cli.display import clean
-    from wikireact.cli.import_progress import ImportProgress
-    from wikireact.wiki.dump_files import is_dump
-    from wikireact.wiki.dump_import import import_dump, record_source
-    from wikireact.wiki.importer import import_file, source_entry
-    from wikireact.wiki.snapshot_files import snapshot_for_import
+    from wikireact.cli.snapshot_command import import_snapshot
 
-    with snapshot_for_import(out) as (store, new):
-        for path in files:
-            if is_dump(path):
-                empty = new and store.conn.execute("SELECT 1 FROM pages LIMIT 1").fetchone() is None
-                with ImportProgress(clean(path), errors) as shown:
-                    dump = import_dump(
-                        path,
-                        store,
-                        bulk=empty,
-                        skip_bad_lines=skip_bad_lines,
-                        workers=workers,
-                        progress=shown.update,
-                    )
-                console.print(
-                    f"{clean(path)}: {dump.files} files, {dump.pages} pages in "
-                    f"{dump.elapsed:.0f} s, {dump.bad_lines} bad lines skipped, "
-                    f"{dump.damaged_files} damaged files"
-                )
-                for example in dump.examples:
-                    console.print(f"  skipped: {clean(example)}")
-                continue
-            stats = import_file(path, store)
-            record_source(store, source_entry(path, stats))
-            console.print(
-                f"{clean(path)}: {stats.read} pages read, {stats.added} added, {stats.changed} updated, "
-                f"{stats.unchanged} unchanged"
-            )
-        summary = f"{store.count()} pages, snapshot id {store.meta('snapshot_id')}"
-    console.print(f"{clean(out)}: {summary}")
+    import_snapshot(files, out, skip_bad_lines=skip_bad_lines, workers=workers)
 
 
 app.command("studio", cls=HelpCommand)(studio_command)

@@ -1,0 +1,66 @@
+"""`wikireact snapshot import`: dumps, HotpotQA JSON and JSONL files into one snapshot file.
+
+A new `--out` appears only when every input was imported (`wikireact.wiki.snapshot_files`);
+an existing one is extended, each input in one transaction. Ctrl-C ends in one line
+saying what was kept.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from wikireact.cli.common import console, errors, fail
+from wikireact.cli.display import clean
+from wikireact.cli.import_progress import ImportProgress
+from wikireact.wiki.dump_files import is_dump
+from wikireact.wiki.dump_import import import_dump, record_source
+from wikireact.wiki.importer import import_file, source_entry
+from wikireact.wiki.snapshot import SnapshotStore
+from wikireact.wiki.snapshot_files import snapshot_for_import
+
+
+def import_snapshot(
+    paths: list[Path], out: Path, *, skip_bad_lines: bool, workers: int | None
+) -> None:
+    """Import `paths` into the snapshot `out`, printing what each input gave."""
+    existed = out.exists()
+    try:
+        with snapshot_for_import(out) as (store, new):
+            for path in paths:
+                if is_dump(path):
+                    empty = (
+                        new and store.conn.execute("SELECT 1 FROM pages LIMIT 1").fetchone() is None
+                    )
+                    _import_dump(path, store, empty, skip_bad_lines, workers)
+                else:
+                    stats = import_file(path, store)
+                    record_source(store, source_entry(path, stats))
+                    console.print(
+                        f"{clean(path)}: {stats.read} pages read, {stats.added} added, "
+                        f"{stats.changed} updated, {stats.unchanged} unchanged"
+                    )
+            summary = f"{store.count()} pages, snapshot id {store.meta('snapshot_id')}"
+    except KeyboardInterrupt:
+        kept = f"{clean(out)} is unchanged" if existed else "no snapshot was written"
+        fail(f"interrupted; {kept} (an import starts over when run again)", 130)
+    console.print(f"{clean(out)}: {summary}")
+
+
+def _import_dump(
+    path: Path, store: SnapshotStore, bulk: bool, skip_bad_lines: bool, workers: int | None
+) -> None:
+    with ImportProgress(clean(path), errors) as shown:
+        dump = import_dump(
+            path,
+            store,
+            bulk=bulk,
+            skip_bad_lines=skip_bad_lines,
+            workers=workers,
+            progress=shown.update,
+        )
+    console.print(
+        f"{clean(path)}: {dump.files} files, {dump.pages} pages in {dump.elapsed:.0f} s, "
+        f"{dump.bad_lines} bad lines skipped, {dump.damaged_files} damaged files"
+    )
+    for example in dump.examples:
+        console.print(f"  skipped: {clean(example)}")
