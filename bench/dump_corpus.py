@@ -53,9 +53,7 @@ def pseudo_words(count: int, rng: random.Random, syllables: tuple[int, int]) -> 
     """Return `count` distinct pronounceable lowercase words."""
     words: dict[str, None] = {}
     while len(words) < count:
-        parts = [
-            rng.choice(ONSETS) + rng.choice(VOWELS) for _ in range(rng.randint(*syllables))
-        ]
+        parts = [rng.choice(ONSETS) + rng.choice(VOWELS) for _ in range(rng.randint(*syllables))]
         words["".join(parts) + rng.choice(CODAS)] = None
     return list(words)
 
@@ -228,6 +226,48 @@ def page_line(
         "charoffset_with_links": offsets_links,
     }
     return json.dumps(record, ensure_ascii=False)
+
+
+FILLER = {"of", "the", "in", "and", "a", "an", "on", "at", "for"}
+
+
+def typo(title: str, rng: random.Random) -> str | None:
+    """Return `title` with one edit (a letter dropped, added, changed, or two swapped) in a word."""
+    words = title.split(" ")
+    candidates = [i for i, w in enumerate(words) if len(w) >= 4 and w.isalpha()]
+    if not candidates:
+        return None
+    at = rng.choice(candidates)
+    word, cut = words[at], rng.randrange(1, len(words[at]) - 1)
+    letter = rng.choice("abcdefghijklmnopqrstuvwxyz")
+    words[at] = rng.choice(
+        [
+            word[:cut] + word[cut + 1 :],
+            word[:cut] + letter + word[cut + 1 :],
+            word[:cut] + letter + word[cut:],
+            word[: cut - 1] + word[cut] + word[cut - 1] + word[cut + 1 :],
+        ]
+    )
+    return " ".join(words)
+
+
+def drop_word(title: str, rng: random.Random) -> str | None:
+    """Return `title` without one word a searcher leaves out.
+
+    That is a filler word ("of", "the"), an initial, or a word of the qualifier in
+    parentheses ("John Smith (footballer)" -> "John Smith").
+    """
+    words = title.split(" ")
+    inside, droppable = False, []
+    for i, word in enumerate(words):
+        inside = inside or word.startswith("(")
+        if inside or word.lower() in FILLER or (len(word) == 2 and word.endswith(".")):
+            droppable.append(i)
+    if len(words) < 2 or not droppable:
+        return None
+    at = rng.choice(droppable)
+    left = " ".join(words[:at] + words[at + 1 :])
+    return left.replace("()", "").replace("( ", "(").replace(" )", ")").strip()
 
 
 def folder_name(index: int) -> str:
