@@ -223,7 +223,7 @@ def _bulk_write(store: SnapshotStore, batches: Iterator[list[Row]]) -> None:
 def _fill_disambiguations(store: SnapshotStore) -> None:
     """Give this import's disambiguation pages options: their links, then titles `X (...)`, `X, ...`."""
     conn = store.conn
-    for (title,) in conn.execute("SELECT DISTINCT title FROM dump_disambiguations").fetchall():
+    for (title,) in conn.execute("SELECT DISTINCT title FROM dump_disambiguations"):
         row = conn.execute(
             "SELECT body FROM pages WHERE title = ? AND kind = 'disambiguation'", (title,)
         ).fetchone()

@@ -121,16 +121,12 @@ def index_all_titles(conn: sqlite3.Connection) -> None:
     conn.execute("DELETE FROM title_terms")
     conn.execute("DELETE FROM title_typos")
     conn.execute("INSERT INTO title_terms SELECT term, doc FROM titles_vocab")
+    terms = conn.execute(  # a cursor, not a list: memory stays flat in the vocabulary's size
+        "SELECT term FROM title_terms WHERE length(term) >= ?", (MIN_TYPO_LENGTH,)
+    )
     conn.executemany(
         "INSERT OR IGNORE INTO title_typos VALUES (?, ?)",
-        (
-            (key, term)
-            for (term,) in conn.execute(
-                "SELECT term FROM title_terms WHERE length(term) >= ?", (MIN_TYPO_LENGTH,)
-            ).fetchall()
-            for key in deletion_keys(term)
-            if key != term
-        ),
+        ((key, term) for (term,) in terms for key in deletion_keys(term) if key != term),
     )
 
 
