@@ -13,7 +13,7 @@ export LANGGRAPH_NO_VERSION_CHECK = true
 
 DEMO_QUESTION ?= Who painted the Mona Lisa?
 
-.PHONY: setup demo test lint bench bench-offline reliability wheel-smoke clean
+.PHONY: setup demo test lint bench bench-dump-full bench-offline reliability wheel-smoke clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -36,6 +36,11 @@ lint: setup
 
 bench: setup
 	cd bench && ../$(PY) run_all.py
+
+# The 2017 abstracts dump at 100k and 1M synthetic pages (the 1M corpus takes ~20 min to
+# generate on 2 busy cores, then is cached in the temp folder).
+bench-dump-full: setup
+	cd bench && ../$(PY) dump_import.py --full
 
 # The embedded model on tests/data/offline_single_hop.json, before/after the small-model
 # prompt and the step grammar (tens of minutes on 2 cores: not part of `make bench`).

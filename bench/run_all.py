@@ -6,6 +6,7 @@ import sys
 import time
 
 import checkpoint_growth
+import dump_import
 import eval_throughput
 import model_cache_replay
 import parse_speed
@@ -27,6 +28,7 @@ SUITES = [
     eval_throughput,
     model_cache_replay,
     snapshot_latency,
+    dump_import,
     parse_speed,
     report_page,
     postgres,

@@ -60,10 +60,13 @@ def snapshot_for_import(out: Path) -> Iterator[tuple[SnapshotStore, bool]]:
     remove_abandoned_builds(out)
     temp = temporary_name(out, os.getpid())
     store = SnapshotStore.create(temp)
+    store.path = out  # messages name the file the user asked for
     try:
         yield store, True
         store.conn.execute("PRAGMA journal_mode=DELETE")
         store.conn.close()
+        with temp.open("rb") as handle:
+            os.fsync(handle.fileno())  # a bulk import writes without syncing: sync before the rename
         os.replace(temp, out)
     except BaseException:
         store.conn.close()
