@@ -7,7 +7,9 @@ a large one is decompressed here and sent on as blocks of lines. Every unit carr
 file's name (relative to the dump's root) and its first line number, so errors name both.
 
 The file list is identified by the sha256 of its `name<TAB>size` lines in name order,
-with names relative to the dump's root: a tree and the `.tar.bz2` it came from match.
+a file's name being its folder and file name (`AA/wiki_00.bz2`): a tree and the
+`.tar.bz2` it came from match. A `.tar.bz2` is read once (its outer bzip2 stream takes
+minutes for the full dump): its files are listed as they are met.
 """
 
 from __future__ import annotations
@@ -66,14 +68,14 @@ class Dump:
     """The files of one dump, listed before anything is parsed."""
 
     def __init__(self, path: Path) -> None:
-        """List the files of the dump at `path`; refuse a path that holds none."""
+        """List the files of the dump at `path` (a tar's as they are read); refuse an empty tree."""
         self.path = path
         self.is_tar = path.is_file() and path.name.endswith((".tar.bz2", ".tbz2"))
         try:
-            self.files = self._list()
-        except (OSError, tarfile.TarError, EOFError) as exc:
+            self.files = [] if self.is_tar else self._list()
+        except OSError as exc:
             raise SnapshotError(f"cannot read the dump {path}: {exc}") from None
-        if not self.files:
+        if not self.files and not self.is_tar:
             raise SnapshotError(f"{path} holds no dump files (AA/wiki_00.bz2 ...)")
 
     @property
@@ -91,43 +93,45 @@ class Dump:
     def _list(self) -> list[DumpFile]:
         if self.path.is_dir():
             return [
-                DumpFile(p.relative_to(self.path).as_posix(), p.stat().st_size)
+                DumpFile(_short_name(p.relative_to(self.path).as_posix()), p.stat().st_size)
                 for p in sorted(self.path.rglob("*"))
                 if p.is_file() and _wanted(p.name)
             ]
-        if not self.is_tar:
-            return [DumpFile(self.path.name, self.path.stat().st_size)]
-        with tarfile.open(self.path, "r|bz2") as archive:
-            members = [m for m in archive if m.isfile() and _wanted(m.name)]
-        return [DumpFile(_strip_root(m.name, members), m.size) for m in members]
+        return [DumpFile(self.path.name, self.path.stat().st_size)]
 
     def units(self) -> Iterator[Unit]:
         """Yield the work, file by file in name order (a tar in archive order)."""
         if self.is_tar:
             yield from self._tar_units()
             return
-        for item in self.files:
-            path = self.path / item.name if self.path.is_dir() else self.path
+        paths = (
+            sorted(p for p in self.path.rglob("*") if p.is_file() and _wanted(p.name))
+            if self.path.is_dir()
+            else [self.path]
+        )
+        for item, path in zip(self.files, paths, strict=True):
             with path.open("rb") as handle:
                 yield from _file_units(item, handle)
 
     def _tar_units(self) -> Iterator[Unit]:
-        names = iter(self.files)
-        with tarfile.open(self.path, "r|bz2") as archive:
-            for member in archive:
-                if not (member.isfile() and _wanted(member.name)):
-                    continue
-                handle = archive.extractfile(member)
-                assert handle is not None  # a regular file
-                yield from _file_units(next(names), handle)
+        try:
+            with tarfile.open(self.path, "r|bz2") as archive:
+                for member in archive:
+                    if not (member.isfile() and _wanted(member.name)):
+                        continue
+                    handle = archive.extractfile(member)
+                    assert handle is not None  # a regular file
+                    self.files.append(DumpFile(_short_name(member.name), member.size))
+                    yield from _file_units(self.files[-1], handle)
+        except (OSError, tarfile.TarError, EOFError) as exc:
+            raise SnapshotError(f"cannot read the dump {self.path}: {exc}") from None
+        if not self.files:
+            raise SnapshotError(f"{self.path} holds no dump files (AA/wiki_00.bz2 ...)")
 
 
-def _strip_root(name: str, members: list[tarfile.TarInfo]) -> str:
-    """`root/AA/wiki_00.bz2` -> `AA/wiki_00.bz2` when every member is under one folder."""
-    roots = {m.name.split("/", 1)[0] for m in members if "/" in m.name}
-    if len(roots) == 1 and all("/" in m.name for m in members):
-        return name.split("/", 1)[1]
-    return name
+def _short_name(name: str) -> str:
+    """Return a dump file's folder and name: `root/AA/wiki_00.bz2` -> `AA/wiki_00.bz2`."""
+    return "/".join(name.split("/")[-2:])
 
 
 def _file_units(item: DumpFile, handle: IO[bytes]) -> Iterator[Unit]:

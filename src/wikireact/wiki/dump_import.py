@@ -167,6 +167,7 @@ def _parsed_batches(
             if len(stats.examples) < 5:
                 stats.examples.append(where)
         stats.pages += parsed.pages
+        stats.files = max(stats.files, len(dump.files))  # a tar's files are counted as read
         stats.bytes_done += unit.size
         stats.files_done += unit.last or bool(damage)
         yield parsed.rows

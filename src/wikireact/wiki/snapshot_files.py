@@ -66,7 +66,9 @@ def snapshot_for_import(out: Path) -> Iterator[tuple[SnapshotStore, bool]]:
         store.conn.execute("PRAGMA journal_mode=DELETE")
         store.conn.close()
         with temp.open("rb") as handle:
-            os.fsync(handle.fileno())  # a bulk import writes without syncing: sync before the rename
+            os.fsync(
+                handle.fileno()
+            )  # a bulk import writes without syncing: sync before the rename
         os.replace(temp, out)
     except BaseException:
         store.conn.close()
