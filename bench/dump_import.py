@@ -7,7 +7,7 @@ process, and measures:
 - throughput: pages/s (wall) and CPU time per page of the importer and its workers;
   the machine is shared, so the projection for idle cores is `cores / CPU-per-page`, capped
   by the writing process alone (`1 / its CPU-per-page`: it does not scale with cores);
-- peak RSS of the import (its process and workers, summed, sampled every 0.1 s);
+- peak memory of the import (PSS of its process and workers, summed, every 0.1 s);
 - database bytes per page, against the dump's uncompressed bytes and its plain text;
 - exact-title Search p95 (through `environment.search`, as the agent calls it);
 - Similar p95 and recall@5 for near-miss titles (one typo, or a dropped word);
@@ -69,17 +69,21 @@ def corpus(pages: int) -> tuple[Path, int]:
 
 
 def tree_rss(pid: int) -> int:
-    """Resident bytes of `pid` and all its descendants."""
+    """Resident bytes of `pid` and all its descendants.
+
+    Proportional (PSS): the workers are forked from the importer and share its pages, which
+    summed RSS would count once per process.
+    """
     total, todo = 0, [pid]
     while todo:
         current = todo.pop()
         try:
-            status = Path(f"/proc/{current}/status").read_text()
+            rollup = Path(f"/proc/{current}/smaps_rollup").read_text()
             children = Path(f"/proc/{current}/task/{current}/children").read_text().split()
         except OSError:
             continue
-        for line in status.splitlines():
-            if line.startswith("VmRSS:"):
+        for line in rollup.splitlines():
+            if line.startswith("Pss:"):
                 total += int(line.split()[1]) * 1024
         todo += [int(c) for c in children]
     return total

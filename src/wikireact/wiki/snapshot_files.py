@@ -55,8 +55,10 @@ def snapshot_for_import(out: Path) -> Iterator[tuple[SnapshotStore, bool]]:
         finally:
             store.conn.close()
         return
-    if not out.parent.is_dir():
-        raise SnapshotError(f"cannot write snapshot {out}: its folder does not exist")
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise SnapshotError(f"cannot write snapshot {out}: {exc.strerror or exc}") from None
     remove_abandoned_builds(out)
     temp = temporary_name(out, os.getpid())
     store = SnapshotStore.create(temp)
