@@ -20,6 +20,7 @@ import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from wikireact.errors import ConfigurationError
 from wikireact.json_text import JsonTextError, parse_json
@@ -402,7 +403,7 @@ class SnapshotSource:
         return self.store.meta("snapshot_id")
 
     @property
-    def snapshot_source(self) -> object:
+    def snapshot_source(self) -> Any:
         """Where the pages came from (the `source` metadata: JSON, or text for older files)."""
         text = self.store.meta("source")
         try:
