@@ -252,22 +252,25 @@ def typo(title: str, rng: random.Random) -> str | None:
 
 
 def drop_word(title: str, rng: random.Random) -> str | None:
-    """Return `title` without one word a searcher leaves out.
+    """Return `title` without what a searcher leaves out.
 
-    That is a filler word ("of", "the"), an initial, or a word of the qualifier in
-    parentheses ("John Smith (footballer)" -> "John Smith").
+    That is a filler word ("of", "the"), an initial ("John F. Kennedy" -> "John
+    Kennedy"), or the qualifier in parentheses ("John Smith (footballer)" -> "John Smith").
     """
-    words = title.split(" ")
-    inside, droppable = False, []
-    for i, word in enumerate(words):
-        inside = inside or word.startswith("(")
-        if inside or word.lower() in FILLER or (len(word) == 2 and word.endswith(".")):
-            droppable.append(i)
-    if len(words) < 2 or not droppable:
+    base, _, qualifier = title.partition(" (")
+    words = base.split(" ")
+    droppable = [
+        i for i, w in enumerate(words) if w.lower() in FILLER or (len(w) == 2 and w.endswith("."))
+    ]
+    choices = len(droppable) + (1 if qualifier and len(words) > 1 else 0)
+    if len(words) < 2 or not choices:
         return None
-    at = rng.choice(droppable)
+    pick = rng.randrange(choices)
+    if pick == len(droppable):
+        return base
+    at = droppable[pick]
     left = " ".join(words[:at] + words[at + 1 :])
-    return left.replace("()", "").replace("( ", "(").replace(" )", ")").strip()
+    return f"{left} ({qualifier}" if qualifier else left
 
 
 def folder_name(index: int) -> str:

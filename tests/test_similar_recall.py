@@ -1,9 +1,9 @@
 """`Similar:` finds the page a near-miss title meant, on a 20k-page synthetic dump.
 
 The same check runs at 1M pages in `bench/dump_import.py`. A near miss is a title with
-one typo (a letter dropped, added, changed or two swapped) or without a word a searcher
-leaves out (a filler word, an initial, the qualifier in parentheses); queries that are
-themselves titles are not near misses (Search opens them).
+one typo (a letter dropped, added, changed or two swapped) or without what a searcher
+leaves out (a filler word, an initial, or the qualifier in parentheses of a title of two
+or more words); queries that are themselves titles are not near misses (Search opens them).
 """
 
 from __future__ import annotations
