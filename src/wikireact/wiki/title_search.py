@@ -47,8 +47,8 @@ MIN_TYPO_LENGTH = 4
 """Shorter words are not corrected: one edit turns them into too many other words."""
 MAX_QUERY_WORDS = 12
 MAX_CORRECTIONS = 8
-CANDIDATES = 100
-COMMON = 2_000
+CANDIDATES = 50
+COMMON = 500
 FREQUENT = 0.05
 CORRECT_BELOW = 50
 """A word held by this many titles is taken as meant, not as a typo."""
