@@ -326,3 +326,26 @@ def test_an_interrupted_import_leaves_nothing_under_the_final_name(
     result = subprocess.run([*command[:-1], str(small), "--out", str(out)], capture_output=True)
     assert result.returncode == 0, result.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["dump", "s.db", "small"]
+
+
+def test_hostile_dump_lines_are_bad_lines_naming_file_and_line(tmp_path: Path) -> None:
+    deep = '{"title": "Deep", "text": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    huge = '{"title": "Huge", "text": [], "id": ' + "7" * 5000 + "}"
+    path = tmp_path / "dump" / "AA" / "wiki_00.bz2"
+    path.parent.mkdir(parents=True)
+    lines = [json.dumps(ED_WOOD), deep, huge, json.dumps(record(2, "Fine", ["Fine."]))]
+    path.write_bytes(bz2.compress("\n".join(lines).encode()))
+    out = tmp_path / "s.db"
+    result = run_import(tmp_path / "dump", "--out", out)
+    assert result.exit_code == 2
+    assert "AA/wiki_00.bz2:2: JSON nested too deeply" in flat(result.output)
+    result = run_import(tmp_path / "dump", "--out", out, "--skip-bad-lines")
+    assert result.exit_code == 0, result.output
+    assert "AA/wiki_00.bz2:3: not readable JSON (Exceeds the limit" in flat(result.output)
+    assert SnapshotSource.open(out).fetch("Fine") is not None
+
+
+def test_a_bz2_bomb_is_refused_at_the_size_cap() -> None:
+    unit = dump_files.Unit("AA/wiki_00.bz2", 1, bz2.compress(b"\n" * 5 * 2**20), True, True, 1)
+    data, damage = dump_files.decompress(unit, 2**20)
+    assert len(data) == 2**20 and damage == "it decompresses to more than 1 MiB"

@@ -30,7 +30,7 @@ from wikireact.wiki.dump_records import DISAMBIGUATION_SUFFIX, Parsed, Row, pars
 from wikireact.wiki.snapshot import SnapshotError, SnapshotStore, normalize_title
 
 SOURCE_NAME = "hotpotqa-abstracts-2017"
-MAX_UNIT_BYTES = 512 * 2**20
+MAX_UNIT_BYTES = 128 * 2**20
 """A whole-file unit decompressing to more than this is refused (a bz2 bomb)."""
 WINDOW_PER_WORKER = 3
 MAX_OPTIONS = 50
