@@ -151,9 +151,13 @@ class SnapshotStore:
                     "ORDER BY kind = 'page' DESC, id LIMIT 1",
                     (normalize_title(title),),
                 ).fetchone()
-        if found is not None and not all(isinstance(value, str) for value in found):
+        if found is not None and not (
+            all(isinstance(value, str) for value in found[:3]) and isinstance(found[3], int)
+        ):
             kinds = ", ".join(type(value).__name__ for value in found)
-            raise MalformedRowError(f"the row of {title!r} is not text ({kinds})")
+            raise MalformedRowError(
+                f"the row of {title!r} is not (text, text, text, int) ({kinds})"
+            )
         return found
 
     def lookup(self, title: str, *, fuzzy: bool) -> tuple[bool, Page | Disambiguation | None]:
