@@ -40,6 +40,13 @@ DEEP = "[" * 200_000 + "]" * 200_000
     [
         ("number.json", HUGE_NUMBER, "item 1 is not readable"),
         ("deep.json", DEEP, "item 1 is nested too deeply"),
+        # deeper than wikireact reads, shallower than 3.11's JSON reader stops: refused alike
+        ("deepish.json", "[" + "[" * 150 + "]" * 150 + "]", "item 1 is nested too deeply"),
+        (
+            "deepish.jsonl",
+            '{"title": "A", "text": ' + "[" * 150 + "]" * 150 + "}\n",
+            "nested too deeply",
+        ),
         ("deep.jsonl", '{"title": "A", "text": ' + DEEP + "}\n", "nested too deeply"),
         ("number.jsonl", '{"title": "A", "text": ' + "9" * 5000 + "}\n", "not readable JSON"),
     ],

@@ -28,7 +28,7 @@ from typing import Literal
 AnswerType = Literal["number", "name", "any"]
 
 _WORD = re.compile(r"\w+(?:['’.,]\w+)*")
-"""A word keeps inner apostrophes, dots and commas (3,776.24, Jupiter's); a hyphen is a gap
+r"""A word keeps inner apostrophes, dots and commas (3,776.24, Jupiter's); a hyphen is a gap
 (102-story: the run may stop at 102). Not possessive (`\w++...*+`): CPython 3.11.2 then
 matched `Melville.` with the sentence's dot (tests/test_regex_portability.py)."""
 _BREAK = re.compile(r"[.;:!?()\[\]\"'‘’“”«»\n]")

@@ -1,7 +1,9 @@
 """Parse JSON from files a user hands us, with every failure one line and memory bounded.
 
-Hostile input is bounded where it is read: a value nested deeper than Python's JSON
-reader allows (about 1,000 levels) or a number of more than 4,300 digits is refused with
+Hostile input is bounded where it is read: a value nested deeper than `MAX_DEPTH` levels
+(checked by wikireact itself, so every Python refuses the same input: 3.11's JSON reader
+stops near 1,000 levels, 3.12's and later go much deeper) or a number of more than 4,300
+digits is refused with
 the file and the position, never a crash; a line or an item larger than `MAX_VALUE_BYTES`
 is refused before it is held in memory whole. (ijson's C backend, used before, crashed
 the process on a 4,301-digit number and took memory with the square of the nesting
@@ -18,6 +20,8 @@ from wikireact.wiki.snapshot import SnapshotError
 
 MAX_VALUE_BYTES = 64 * 2**20
 """The largest JSON line or array item read (a HotpotQA item is about 5 KB, a dump line 3 KB)."""
+MAX_DEPTH = 100
+"""The deepest nesting of lists and objects read (HotpotQA items and dump lines go 4 deep)."""
 _CHUNK = 2**20
 _DECODER = json.JSONDecoder()
 
@@ -29,7 +33,7 @@ class JsonValueError(ValueError):
 def loads(text: str) -> Any:
     """Parse one JSON value; raise `JsonValueError` with a one-line reason."""
     try:
-        return json.loads(text)
+        return _shallow(json.loads(text), text)
     except RecursionError:
         raise JsonValueError("JSON nested too deeply") from None
     except json.JSONDecodeError as exc:
@@ -38,6 +42,28 @@ def loads(text: str) -> Any:
         ValueError
     ) as exc:  # e.g. "Exceeds the limit (4300 digits) for integer string conversion"
         raise JsonValueError(f"not readable JSON ({_first_line(exc)})") from None
+
+
+def _shallow(value: Any, text: str) -> Any:
+    """Return `value`, or raise `RecursionError` if it nests deeper than `MAX_DEPTH`.
+
+    Text with fewer brackets than `MAX_DEPTH` cannot nest that deep, so the walk runs only
+    for the rare large value.
+    """
+    if text.count("[") + text.count("{") <= MAX_DEPTH:
+        return value
+    level: list[tuple[Any, int]] = [(value, 1)]
+    while level:
+        node, depth = level.pop()
+        if depth > MAX_DEPTH:
+            raise RecursionError
+        if isinstance(node, list):
+            level.extend((child, depth + 1) for child in node if isinstance(child, list | dict))
+        elif isinstance(node, dict):
+            level.extend(
+                (child, depth + 1) for child in node.values() if isinstance(child, list | dict)
+            )
+    return value
 
 
 def iter_array(handle: BinaryIO, name: str) -> Iterator[Any]:
@@ -122,6 +148,7 @@ class _ArrayReader:
         while True:
             try:
                 value, end = _DECODER.raw_decode(self.buffer, self.pos)
+                _shallow(value, self.buffer[self.pos : end])
             except RecursionError:
                 raise self._fail(f"item {number} is nested too deeply") from None
             except json.JSONDecodeError as exc:
