@@ -116,7 +116,7 @@ def no_extras(smoke: Smoke) -> None:
     def package_data() -> str | None:
         from importlib.resources import files
 
-        wanted = ("data/prompts.json", "eval/browser.html")
+        wanted = ("prompting/data/prompts.json", "eval/browser.html")
         missing = [name for name in wanted if not files("wikireact").joinpath(name).is_file()]
         return f"not installed: {missing}" if missing else None
 
@@ -199,7 +199,7 @@ def no_extras(smoke: Smoke) -> None:
 
 def with_postgres(smoke: Smoke) -> None:
     """Check the wheel with `[postgres]`: threads and a shared eval on a throwaway cluster."""
-    from wikireact.pgcluster import PgCluster
+    from wikireact.storage.postgres.cluster import PgCluster
 
     hotpot, snapshot, model = smoke.files()
     smoke.run("snapshot", "import", str(hotpot), "--out", str(snapshot))

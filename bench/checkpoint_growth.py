@@ -1,7 +1,7 @@
 """Checkpoint growth: bytes on disk per episode against the distinct content it holds.
 
 Two workloads, checkpointed with durability="sync" (a checkpoint per superstep) by the
-project's SQLite saver (`ThreadStore`, as the CLI and the eval use it):
+project's SQLite saver (`SqliteThreads`, as the CLI and the eval use it):
 - episodes of 8, 32 and 128 steps open a new 500-sentence page every 4 steps and look up
   keywords in between (target: at most 2x the distinct content);
 - a realistic reading episode: per page of 400 sentences a Search then 11 Lookups of
@@ -24,7 +24,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from table import Row, print_rows
 
 from wikireact import Context, MemorySource, ScriptedChatModel, build_graph
-from wikireact.threads import ThreadStore
+from wikireact.storage.sqlite.threads import SqliteThreads
 
 LENGTHS = (8, 32, 128)
 TARGET_RATIO = 2.0
@@ -79,10 +79,10 @@ def measure(
 ) -> tuple[int, int]:
     """Return (bytes on disk, distinct content bytes) for one episode replaying `outputs`.
 
-    With `stock`, the thread is saved by LangGraph's `SqliteSaver` instead of `ThreadStore`'s.
+    With `stock`, the thread is saved by LangGraph's `SqliteSaver` instead of `SqliteThreads`'s.
     """
     steps = len(outputs)
-    store = None if stock else ThreadStore(path)
+    store = None if stock else SqliteThreads(path)
     conn = sqlite3.connect(path, check_same_thread=False) if store is None else store.conn
     saver = SqliteSaver(conn) if store is None else store.saver
     saver.setup()

@@ -15,9 +15,9 @@ import time
 from pathlib import Path
 
 from wikireact import MemorySource, ScriptedChatModel, build_graph
-from wikireact.threads import ThreadStore
+from wikireact.storage.sqlite.threads import SqliteThreads
 from wikireact.wiki.live import CachedSource
-from wikireact.wiki.snapshot import SnapshotStore
+from wikireact.wiki.snapshot import SnapshotDatabase
 
 PROCESSES = 4
 THREADS = 8
@@ -38,8 +38,8 @@ def script(worker: int, episode: int) -> list[str]:
 
 def worker(checkpoints: str, cache: str, index: int) -> dict[str, int]:
     """Run THREADS episodes concurrently in this process."""
-    store = ThreadStore(Path(checkpoints))
-    wiki = CachedSource(MemorySource(PAGES), SnapshotStore.create(Path(cache)))
+    store = SqliteThreads(Path(checkpoints))
+    wiki = CachedSource(MemorySource(PAGES), SnapshotDatabase.create(Path(cache)))
     finished = 0
     graphs = [
         build_graph(
@@ -70,8 +70,8 @@ def main() -> int:
         return 0
     with tempfile.TemporaryDirectory() as tmp:
         checkpoints, cache = str(Path(tmp) / "threads.db"), str(Path(tmp) / "cache.db")
-        ThreadStore(Path(checkpoints)).close()
-        SnapshotStore.create(Path(cache)).conn.close()
+        SqliteThreads(Path(checkpoints)).close()
+        SnapshotDatabase.create(Path(cache)).conn.close()
         start = time.perf_counter()
         procs = [
             subprocess.Popen(

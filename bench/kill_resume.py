@@ -31,8 +31,8 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 
 from wikireact import Context, MemorySource, ScriptedChatModel, build_graph
 from wikireact.graph import run_to_end
-from wikireact.pgcluster import PgCluster
-from wikireact.threads import is_postgres_url, open_store
+from wikireact.storage.postgres.cluster import PgCluster
+from wikireact.storage.threads import is_postgres_url, open_threads
 
 EPISODES = 36
 MIN_MID_EPISODE_KILLS = 30
@@ -59,7 +59,7 @@ SCRIPT = [
 def opened(db: str) -> Iterator[BaseCheckpointSaver]:
     """Yield the stock SqliteSaver on a file, or wikireact's PostgreSQL saver for a URL."""
     if is_postgres_url(db):
-        store = open_store(db)
+        store = open_threads(db)
         try:
             yield store.saver
         finally:

@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from lost_lock_scenario import QUESTIONS, Outcome, run_scenario  # noqa: E402
 
-from wikireact.pgcluster import PgCluster  # noqa: E402
+from wikireact.storage.postgres.cluster import PgCluster  # noqa: E402
 
 TRIALS = 3
 

@@ -16,9 +16,9 @@ from eval_throughput import SCRIPT, WIKI, write_questions
 from table import Row, print_rows
 
 from wikireact import MemorySource, ScriptedChatModel
+from wikireact._json_text import json_lines
 from wikireact.eval.harness import EvalConfig
 from wikireact.eval.run import run_eval
-from wikireact.json_text import json_lines
 
 QUESTIONS = 64
 DELAY_S = 0.2
@@ -70,8 +70,8 @@ def _lookup_ms(path: Path) -> float:
     from langchain_core.messages import AIMessage, HumanMessage
     from langchain_core.outputs import ChatGeneration
 
-    from wikireact.model_cache import SqliteModelCache, call_key
-    from wikireact.prompts import build_messages
+    from wikireact.models.cache import SqliteModelCache, call_key
+    from wikireact.prompting.react import build_messages
 
     store = SqliteModelCache(path)
     keys = [

@@ -10,7 +10,7 @@ are less disturbed by other load on a shared machine):
 - `grammar`: + the step grammar (one thought line, one action, numbered; a Finish may not
   start like a searched title);
 - `extractive`: + a Finish copies a run of words of the question's type out of the
-  observations, preferring those the thought names (`wikireact.answer_spans`);
+  observations, preferring those the thought names (`wikireact.models.local.answer_spans`);
 - `searches`: + a Search may not start like a title searched already, except the latest
   miss's suggestions;
 - `after`: + a thought after page text begins "The Observation says " (the shipped default).
@@ -33,7 +33,7 @@ from table import Row, print_rows
 
 from wikireact.eval.harness import EvalConfig
 from wikireact.eval.run import run_eval
-from wikireact.local_model import LlamaCppChatModel, model_file
+from wikireact.models.local.llama import LlamaCppChatModel, model_file
 from wikireact.wiki.factory import open_source
 
 QUESTIONS = Path(__file__).resolve().parents[1] / "tests" / "data" / "offline_single_hop.json"

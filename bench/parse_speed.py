@@ -18,9 +18,9 @@ from collections.abc import Callable
 from table import Row, print_rows
 
 from wikireact.eval.baselines import extract_answer
-from wikireact.local_model import has_complete_action
-from wikireact.protocol import parse_output
-from wikireact.tools_protocol import parse_tool_calls
+from wikireact.models.local.llama import has_complete_action
+from wikireact.protocols.text import parse_output
+from wikireact.protocols.tools import parse_tool_calls
 from wikireact.wiki.sentences import split_sentences
 
 TARGET_MS = 50.0

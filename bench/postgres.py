@@ -1,10 +1,10 @@
 """PostgreSQL beside SQLite: step time, checkpoint bytes per step, and eval workers.
 
-Starts a throwaway PostgreSQL cluster (`wikireact.pgcluster`, as the `postgres` OS user
+Starts a throwaway PostgreSQL cluster (`wikireact.storage.postgres.cluster`, as the `postgres` OS user
 under root) on localhost and stops it at the end.
 
 - Step time: the 8-step episode of `step_overhead.py` (instant scripted model) with
-  durability "sync" (what the CLI and eval use), through `open_store` on a SQLite file and
+  durability "sync" (what the CLI and eval use), through `open_threads` on a SQLite file and
   on a PostgreSQL database (the stock `PostgresSaver` on a connection pool).
 - Checkpoint bytes per step: the 32- and 128-step episodes of `checkpoint_growth.py`;
   SQLite = file growth after a WAL checkpoint, PostgreSQL = growth of
@@ -36,10 +36,12 @@ from step_overhead import SCRIPT as STEP_SCRIPT
 from table import Row, print_rows
 
 from wikireact import Context, MemorySource, ScriptedChatModel, build_graph
-from wikireact.pgcluster import PgCluster, PgUnavailableError
-from wikireact.threads import Store, ThreadStore, open_store
-from wikireact.wiki.importer import import_file
-from wikireact.wiki.snapshot import SnapshotStore
+from wikireact.errors import PgUnavailableError
+from wikireact.storage.postgres.cluster import PgCluster
+from wikireact.storage.sqlite.threads import SqliteThreads
+from wikireact.storage.threads import Threads, open_threads
+from wikireact.wiki.importing.importer import import_file
+from wikireact.wiki.snapshot import SnapshotDatabase
 
 REPEATS = 30
 GROWTH_LENGTHS = (32, 128)
@@ -50,7 +52,7 @@ TARGET_SPEEDUP = 2.7
 TABLES = ("checkpoints", "checkpoint_blobs", "checkpoint_writes")
 
 
-def step_ms(store: Store) -> float:
+def step_ms(store: Threads) -> float:
     """Median milliseconds per step of the 8-step episode, durability "sync"."""
     graph = build_graph(
         store.saver, model=ScriptedChatModel(outputs=STEP_SCRIPT), wiki=MemorySource(STEP_PAGES)
@@ -69,9 +71,9 @@ def step_ms(store: Store) -> float:
     return statistics.median(times[1:])
 
 
-def used_bytes(store: Store) -> int:
+def used_bytes(store: Threads) -> int:
     """Bytes the store's checkpoints take now."""
-    if isinstance(store, ThreadStore):
+    if isinstance(store, SqliteThreads):
         store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         return store.path.stat().st_size
     with psycopg.connect(store.url) as conn:  # type: ignore[attr-defined]
@@ -81,7 +83,7 @@ def used_bytes(store: Store) -> int:
     return int(row[0]) if row else 0
 
 
-def bytes_per_step(store: Store, steps: int) -> float:
+def bytes_per_step(store: Threads, steps: int) -> float:
     """Checkpoint bytes per step of one `steps`-step episode."""
     before = used_bytes(store)
     graph = build_graph(
@@ -108,7 +110,7 @@ def eval_run(url: str, workers: int, tmp: Path) -> tuple[float, float]:
         pages.write_text(
             json.dumps({"title": "Ed Wood", "text": "Ed Wood was an American filmmaker."}) + "\n"
         )
-        import_file(pages, SnapshotStore.create(snapshot))
+        import_file(pages, SnapshotDatabase.create(snapshot))
         model.write_text(json.dumps({"outputs": SCRIPT, "delay_s": DELAY_S}))
     command = [
         sys.executable,
@@ -170,14 +172,14 @@ def rows() -> list[Row]:
         with tempfile.TemporaryDirectory() as tmp_name:
             tmp = Path(tmp_name)
             stores = {
-                "SQLite": open_store(tmp / "steps.db"),
-                "PostgreSQL": open_store(cluster.create_database()),
+                "SQLite": open_threads(tmp / "steps.db"),
+                "PostgreSQL": open_threads(cluster.create_database()),
             }
             for name, store in stores.items():
                 out.append(Row(f"step time, sync, {name}", step_ms(store), "ms"))
             for steps in GROWTH_LENGTHS:
                 for name in stores:
-                    store = open_store(
+                    store = open_threads(
                         tmp / f"growth{steps}.db" if name == "SQLite" else cluster.create_database()
                     )
                     out.append(

@@ -27,7 +27,7 @@ from typer.testing import CliRunner
 
 from wikireact import Context, MemorySource, ScriptedChatModel, build_graph
 from wikireact.cli.app import app
-from wikireact.threads import ThreadStore
+from wikireact.storage.sqlite.threads import SqliteThreads
 
 LENGTHS = (8, 32, 128)
 TARGET_GET_STATE_MS = 20.0
@@ -40,7 +40,7 @@ CONFIG = {"configurable": {"thread_id": "t"}}
 
 def paused_thread(steps: int, db: Path) -> None:
     """Write a thread whose model fails at its last step."""
-    store = ThreadStore(db)
+    store = SqliteThreads(db)
     model = ScriptedChatModel(outputs=script(steps), errors={steps - 1: ConnectionError("down")})
     graph = build_graph(store.saver, model=model, wiki=MemorySource(PAGES))
     try:
@@ -57,7 +57,7 @@ def paused_thread(steps: int, db: Path) -> None:
 
 def cold_get_state_ms(db: Path, steps: int) -> float:
     """Return the milliseconds of one `get_state` on a freshly opened checkpoint file."""
-    store = ThreadStore(db)
+    store = SqliteThreads(db)
     graph = build_graph(
         store.saver, model=ScriptedChatModel(outputs=script(steps)), wiki=MemorySource(PAGES)
     )
@@ -81,7 +81,7 @@ def timed_ms(fn) -> float:  # type: ignore[no-untyped-def]
 def history_rows(tmp: Path) -> list[Row]:
     """Time listing a 100-step thread: stock and our `get_state_history`, `wikireact history`."""
     ours_db, stock_db = tmp / "history.db", tmp / "history-stock.db"
-    store = ThreadStore(ours_db)
+    store = SqliteThreads(ours_db)
     store.register("t", "q", Context(max_steps=HISTORY_STEPS, repetition_limit=HISTORY_STEPS))
     stock = SqliteSaver(sqlite3.connect(stock_db, check_same_thread=False))
     graphs = [
@@ -147,7 +147,7 @@ def rows() -> list[Row]:
         for steps in LENGTHS:
             db = Path(tmp) / f"r{steps}.db"
             paused_thread(steps, db)
-            store = ThreadStore(db)
+            store = SqliteThreads(db)
             graph = build_graph(
                 store.saver,
                 model=ScriptedChatModel(outputs=script(steps)),

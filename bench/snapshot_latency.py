@@ -16,7 +16,7 @@ from pathlib import Path
 
 from table import Row, print_rows
 
-from wikireact.wiki.snapshot import SnapshotSource, SnapshotStore
+from wikireact.wiki.snapshot import SnapshotDatabase, SnapshotSource
 
 PAGES = 100_000
 QUERIES = 2_000
@@ -54,7 +54,7 @@ def run() -> dict[str, float]:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "bench.db"
         start = time.perf_counter()
-        store = SnapshotStore.create(path)
+        store = SnapshotDatabase.create(path)
         store.put_many(corpus(rng))
         build_s = time.perf_counter() - start
         titles = [

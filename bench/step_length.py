@@ -2,7 +2,7 @@
 
 An episode of N steps (an instant scripted model, in-memory pages: a new page every 4
 steps, Lookups in between, no step repeating another) runs as the CLI runs it: the
-`ThreadStore` SQLite file, durability "sync", streaming updates and custom events. The
+`SqliteThreads` SQLite file, durability "sync", streaming updates and custom events. The
 model fails at step N, so the thread is then resumed from a freshly opened file, as
 `wikireact resume` does: one `get_state`, then the last step.
 
@@ -18,7 +18,7 @@ episode: its prompt holds every earlier step, and LangChain goes over every mess
 prompt on each call (`_format_for_tracing`, `_normalize_messages`), as the scripted model
 does to count tokens and as a real model does to read them. Building the prompt is
 wikireact's own code and stays in: each step's messages are built once, and a prompt
-extends the previous one (`wikireact.episode_turns`); what is left grows with the
+extends the previous one (`wikireact.prompting.turns`); what is left grows with the
 prompt's length only as list copies do.
 """
 
@@ -36,9 +36,9 @@ from table import Row, print_rows
 
 from wikireact import Context, MemorySource, ScriptedChatModel, build_graph
 from wikireact.errors import ModelCallError
-from wikireact.prompt_variants import PROMPT_VARIANTS
-from wikireact.state import SNAPSHOT_EVERY
-from wikireact.threads import ThreadStore
+from wikireact.prompting.variants import PROMPT_VARIANTS
+from wikireact.state import FULL_VALUE_EVERY
+from wikireact.storage.sqlite.threads import SqliteThreads
 
 LENGTHS = (300, 1_200, 4_800)
 RUNS = {300: 3, 1_200: 2, 4_800: 1}
@@ -83,7 +83,7 @@ class TimedPrompt:
     """The default prompt builder, adding the CPU time of every call."""
 
     def __init__(self) -> None:
-        """Wrap the builder `wikireact.prompt_variants` holds for the default variant."""
+        """Wrap the builder `wikireact.prompting.variants` holds for the default variant."""
         self.build: Any = PROMPT_VARIANTS["default"]
         self.cpu_s = 0.0
 
@@ -114,9 +114,9 @@ def stream(graph: Any, payload: Any, steps: int) -> None:
 def measure(steps: int, db: Path) -> dict[str, float]:
     """Run, read and resume one `steps`-step thread in `db`; return its figures."""
     wiki = MemorySource(PAGES)
-    ThreadStore(db).close()
+    SqliteThreads(db).close()
     empty = file_bytes(db)
-    store = ThreadStore(db)
+    store = SqliteThreads(db)
     model = TimedModel(outputs=script(steps), errors={steps - 1: ConnectionError("down")})
     graph = build_graph(store.saver, model=model, wiki=wiki)
     prompt = PROMPT_VARIANTS["default"] = TimedPrompt()
@@ -132,7 +132,7 @@ def measure(steps: int, db: Path) -> dict[str, float]:
     used = file_bytes(db) - empty
     reads, replayed = [], [0]
     for _ in range(COLD_READS):
-        store = ThreadStore(db)
+        store = SqliteThreads(db)
         history = store.saver.get_delta_channel_history
 
         def counted(**kwargs: Any) -> Any:
@@ -146,7 +146,7 @@ def measure(steps: int, db: Path) -> dict[str, float]:
         reads.append(time.perf_counter() - start)
         store.close()
         assert state.values["steps"] == steps - 1, state.values["steps"]
-    store = ThreadStore(db)
+    store = SqliteThreads(db)
     graph = build_graph(store.saver, model=ScriptedChatModel(outputs=script(steps)), wiki=wiki)
     start = time.perf_counter()
     stream(graph, None, steps)
@@ -196,8 +196,8 @@ def rows() -> list[Row]:
                 "  writes it replays, most of one channel",
                 f["replayed"],
                 "",
-                f"<= {SNAPSHOT_EVERY} (snapshot)",
-                f["replayed"] <= SNAPSHOT_EVERY,
+                f"<= {FULL_VALUE_EVERY} (snapshot)",
+                f["replayed"] <= FULL_VALUE_EVERY,
             ),
             Row(f"  resume it to the end (1 step), {n:,} steps", f["resume_ms"], "ms"),
         ]

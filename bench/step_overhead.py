@@ -2,7 +2,7 @@
 
 An 8-step episode (instant scripted model, in-memory pages) runs through the graph with no
 checkpointer, InMemorySaver, the stock SqliteSaver and wikireact's SqliteSaver (the
-`ThreadStore` the CLI and eval use: WAL + synchronous=NORMAL, integer versions, zlib),
+`SqliteThreads` the CLI and eval use: WAL + synchronous=NORMAL, integer versions, zlib),
 with LangGraph's default durability ("async": a checkpoint is written while the next node
 runs) and with "sync" (what the CLI and eval use), and as a plain Python loop doing the
 same prompt/parse/act/observe work. Target: the graph with wikireact's SqliteSaver adds
@@ -28,10 +28,10 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from table import Row, print_rows
 
 from wikireact import Context, MemorySource, ScriptedChatModel, build_graph
-from wikireact.prompts import STOP_SEQUENCES, build_messages, sanitize_observation
-from wikireact.protocol import Action, cut_at_observation, parse_output
+from wikireact.prompting.react import STOP_SEQUENCES, build_messages, sanitize_observation
+from wikireact.protocols.text import Action, cut_at_observation, parse_output
 from wikireact.state import Step
-from wikireact.threads import ThreadStore
+from wikireact.storage.sqlite.threads import SqliteThreads
 from wikireact.wiki.environment import lookup, search, truncate
 
 REPEATS = 60
@@ -133,9 +133,9 @@ def run() -> dict[str, float]:
             "graph, no checkpointer": (None, None),
             "graph, InMemorySaver": (InMemorySaver(), None),
             "graph, stock SqliteSaver": (SqliteSaver(conn), None),
-            "graph, SqliteSaver (ThreadStore)": (ThreadStore(Path(tmp) / "a.db").saver, None),
-            "graph, SqliteSaver (ThreadStore), sync": (
-                ThreadStore(Path(tmp) / "s.db").saver,
+            "graph, SqliteSaver (SqliteThreads)": (SqliteThreads(Path(tmp) / "a.db").saver, None),
+            "graph, SqliteSaver (SqliteThreads), sync": (
+                SqliteThreads(Path(tmp) / "s.db").saver,
                 "sync",
             ),
         }
@@ -157,7 +157,7 @@ def run() -> dict[str, float]:
                 count_saver_cpu(saver, saver_cpu)
             figures[name] = per_step_ms(episode, sync_cpu if durability == "sync" else None)
     figures["cpu: plain loop"] = plain_cpu["ms"]
-    figures["cpu: graph, SqliteSaver (ThreadStore), sync"] = sync_cpu["ms"]
+    figures["cpu: graph, SqliteSaver (SqliteThreads), sync"] = sync_cpu["ms"]
     figures["cpu: in the saver's put/put_writes"] = saver_cpu[0] * 1000 / REPEATS / STEPS
     return figures
 
@@ -171,7 +171,7 @@ def rows() -> list[Row]:
         for name, value in f.items()
         if not name.startswith("cpu: ")
     ]
-    added = f["graph, SqliteSaver (ThreadStore)"] - base
+    added = f["graph, SqliteSaver (SqliteThreads)"] - base
     out.append(
         Row(
             "step time added by graph + SqliteSaver",
@@ -181,7 +181,7 @@ def rows() -> list[Row]:
             added <= TARGET_MS,
         )
     )
-    added_sync = f["graph, SqliteSaver (ThreadStore), sync"] - base
+    added_sync = f["graph, SqliteSaver (SqliteThreads), sync"] - base
     out.append(
         Row(
             "  the same with durability=sync",

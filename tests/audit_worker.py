@@ -16,7 +16,7 @@ from support import PAGES, QUESTION
 
 from wikireact import Context, MemorySource, ScriptedChatModel, build_graph
 from wikireact.state import episode_ended
-from wikireact.threads import ThreadStore
+from wikireact.storage.sqlite.threads import SqliteThreads
 
 SCRIPT: list[Any] = [
     {"tool": "search", "args": {"title": "Scott Derrickson"}, "content": "Start with Derrickson."},
@@ -41,7 +41,7 @@ CONTEXT = Context(protocol="tools", approve=True, max_steps=10)
 
 def run(db: str, thread_id: str, delay_s: float) -> dict[str, Any]:
     """Start, resume or continue the episode to its end, answering every pause."""
-    store = ThreadStore(db)
+    store = SqliteThreads(db)
     graph = build_graph(
         store.saver,
         model=ScriptedChatModel(outputs=SCRIPT, delay_s=delay_s),

@@ -1,7 +1,7 @@
 """Shared fixtures: a small Wikipedia, scripted episodes, parametrized checkpointers, PostgreSQL.
 
 `pg_url` gives each test a fresh database on a throwaway cluster that the session starts
-(`wikireact.pgcluster`: as the `postgres` OS user when run as root) and stops at the end.
+(`wikireact.storage.postgres.cluster`: as the `postgres` OS user when run as root) and stops at the end.
 Without PostgreSQL server binaries those tests skip, saying why; under CI=true they fail.
 """
 
@@ -20,8 +20,10 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from support import EVAL_DATA, PAGES, write_snapshot
 
 from wikireact import MemorySource
-from wikireact.pgcluster import PgCluster, PgUnavailableError
-from wikireact.threads import ThreadStore, open_store
+from wikireact.errors import PgUnavailableError
+from wikireact.storage.postgres.cluster import PgCluster
+from wikireact.storage.sqlite.threads import SqliteThreads
+from wikireact.storage.threads import open_threads
 
 
 @pytest.fixture
@@ -59,15 +61,15 @@ def db_target(request: pytest.FixtureRequest, tmp_path: Path) -> str:
 
 @pytest.fixture(params=["memory", "sqlite", "wikireact", "postgres"])
 def checkpointer(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[BaseCheckpointSaver]:
-    """InMemorySaver, the stock SqliteSaver, wikireact's saver (as `ThreadStore` opens it), PostgreSQL."""
+    """InMemorySaver, the stock SqliteSaver, wikireact's saver (as `SqliteThreads` opens it), PostgreSQL."""
     if request.param == "memory":
         yield InMemorySaver()
     elif request.param == "wikireact":
-        store = ThreadStore(tmp_path / "threads.db")
+        store = SqliteThreads(tmp_path / "threads.db")
         yield store.saver
         store.close()
     elif request.param == "postgres":
-        pg_store = open_store(str(request.getfixturevalue("pg_url")))
+        pg_store = open_threads(str(request.getfixturevalue("pg_url")))
         yield pg_store.saver
         pg_store.close()
     else:
@@ -76,7 +78,7 @@ def checkpointer(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Bas
         conn.close()
 
 
-# --- CLI tests (tests/test_cli_*.py) ---
+# --- CLI tests (tests/cli/) ---
 
 
 @pytest.fixture

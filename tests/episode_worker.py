@@ -14,13 +14,13 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from support import GOOD_RUN, PAGES, QUESTION, thread
 
 from wikireact import MemorySource, ScriptedChatModel, build_graph
-from wikireact.threads import is_postgres_url, open_store
+from wikireact.storage.threads import is_postgres_url, open_threads
 
 
 def main() -> int:
     db, thread_id, mode = sys.argv[1:4]
     saver = (
-        open_store(db).saver
+        open_threads(db).saver
         if is_postgres_url(db)
         else SqliteSaver(sqlite3.connect(db, check_same_thread=False))
     )

@@ -7,7 +7,7 @@ Every worker is a real `wikireact eval` process with a scripted model that appen
 line per model call to a shared log, so calls paid twice can be counted.
 
 `run_scenario(cluster, tmp)` plays it on a fresh database and returns its `Outcome`;
-`tests/test_lost_lock.py` asserts on one, `bench/lost_lock.py` (`make reliability`)
+`tests/storage/test_lost_lock.py` asserts on one, `bench/lost_lock.py` (`make reliability`)
 reports several. `python lost_lock_scenario.py --worker LOG ARGS...` is the worker.
 """
 
@@ -25,7 +25,7 @@ from typing import Any
 
 import psycopg
 
-from wikireact.pgcluster import PgCluster
+from wikireact.storage.postgres.cluster import PgCluster
 
 QUESTIONS = 6
 DELAY_S = 0.4
@@ -91,9 +91,9 @@ class Outcome:
 
 def worker(log: str, args: list[str]) -> int:
     """Run `wikireact ARGS` with the scripted model logging every call to `log`."""
-    from wikireact.call_metadata import CALL_INDEX_KEY, QUESTION_ID_KEY
     from wikireact.cli.app import main
-    from wikireact.scripted import ScriptedChatModel
+    from wikireact.models.call_metadata import CALL_INDEX_KEY, QUESTION_ID_KEY
+    from wikireact.models.scripted import ScriptedChatModel
 
     original = ScriptedChatModel._generate
 

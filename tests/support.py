@@ -22,9 +22,9 @@ from wikireact import ScriptedChatModel
 from wikireact.eval.harness import EvalConfig
 from wikireact.eval.methods import Method
 from wikireact.eval.run import run_eval
-from wikireact.scripted import ScriptOutput
-from wikireact.wiki.importer import import_file
-from wikireact.wiki.snapshot import SnapshotSource, SnapshotStore
+from wikireact.models.scripted import ScriptOutput
+from wikireact.wiki.importing.importer import import_file
+from wikireact.wiki.snapshot import SnapshotDatabase, SnapshotSource
 
 PAGES = {
     "Scott Derrickson": (
@@ -184,7 +184,7 @@ def write_snapshot(path: Path, pages: Mapping[str, str] = PAGES) -> Path:
     """Build a snapshot file at `path` holding `pages` (title -> text), as `snapshot import` does."""
     jsonl = path.with_suffix(".jsonl")
     jsonl.write_text("".join(json.dumps({"title": t, "text": x}) + "\n" for t, x in pages.items()))
-    import_file(jsonl, SnapshotStore.create(path))
+    import_file(jsonl, SnapshotDatabase.create(path))
     return path
 
 

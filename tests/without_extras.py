@@ -1,6 +1,6 @@
 """Run wikireact in a fresh interpreter as if no optional extra were installed.
 
-The extras' modules (`wikireact.extras.EXTRAS`, plus psycopg's binary part) are made
+The extras' modules (`wikireact._extras.EXTRAS`, plus psycopg's binary part) are made
 unimportable by a finder placed first on `sys.meta_path`; the run can also report which
 top-level packages it imported. The wheel smoke test (`.ci/wheel_smoke.sh`) checks the
 same with a package really installed without extras.
@@ -15,7 +15,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from wikireact.extras import EXTRAS
+from wikireact._extras import EXTRAS
 
 ALSO_HIDDEN = {"psycopg_binary", "numpy", "diskcache", "jinja2"}
 """What only the extras bring along (llama-cpp-python's and matplotlib's dependencies)."""

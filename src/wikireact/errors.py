@@ -1,26 +1,28 @@
-"""The package's one error root: every error a user can meet is a `WikireactError`.
+"""Every exception wikireact raises, in one place, grouped by what a caller does about it.
 
-Its message is one line written for the user (and, for outside-world failures met
-mid-episode, it says the thread can be resumed).
+A user-facing error is a `WikireactError` whose message is one line written for the user.
+Catch it by meaning:
+
+- `ConfigurationError` (also a `ValueError`): a setting, file or input cannot be used;
+  nothing ran. Fix the input and run again.
+- `EpisodeStoppedError`: an outside service (the model, Wikipedia, the database holding the
+  run locks) stayed down mid-episode; the thread's checkpoint can be resumed later.
+- `BusyError`: someone else is running it right now; wait, then resume.
+
+The last group are internal: raised and caught inside wikireact to say where a file is
+malformed; they never reach a user as such.
 """
 
 from __future__ import annotations
+
+import sqlite3
 
 
 class WikireactError(Exception):
     """Base of wikireact's errors; `str(error)` is the one-line message for the user."""
 
 
-class EpisodeStoppedError(WikireactError):
-    """An outside service stayed down mid-episode; the thread's checkpoint can be resumed."""
-
-
-class ModelCallError(EpisodeStoppedError):
-    """The model did not answer (after its client's own retries)."""
-
-
-class WikiOutageError(EpisodeStoppedError):
-    """Wikipedia could not be reached (after the source's own retries); nothing was observed."""
+# --- Configuration: nothing ran ------------------------------------------------------------
 
 
 class ConfigurationError(WikireactError, ValueError):
@@ -33,6 +35,147 @@ class ModelConfigurationError(ConfigurationError):
 
 class MissingApiKeyError(ModelConfigurationError):
     """The chosen provider needs an API key that is not set."""
+
+
+class GgufError(ModelConfigurationError):
+    """The file is not a usable GGUF model (missing, not GGUF, truncated, no chat template)."""
+
+
+class MissingExtraError(ConfigurationError):
+    """A feature was asked for whose optional extra is not installed."""
+
+
+class WikiConfigurationError(ConfigurationError):
+    """The wiki setting names no usable source (unknown name, unreadable snapshot)."""
+
+
+class SnapshotError(ConfigurationError):
+    """The file is missing, unreadable, not a snapshot, or from a newer wikireact."""
+
+
+class ForeignFileError(ConfigurationError):
+    """The file is not wikireact's to write: its message says why, in one line."""
+
+
+class ModelCacheError(ConfigurationError):
+    """The model cache file cannot be used (unreadable, or another program's database)."""
+
+
+class PromptFileError(ConfigurationError):
+    """The prompt file cannot be read, or holds no usable exemplar for the method."""
+
+
+class DatasetError(ConfigurationError):
+    """The dataset file is missing, not UTF-8, malformed, or has invalid items."""
+
+
+class EvalError(ConfigurationError):
+    """The evaluation cannot start or continue (bad output dir, settings mismatch)."""
+
+
+class ThreadsError(ConfigurationError):
+    """The checkpoint database cannot be used, or a thread is unknown."""
+
+
+# --- Episode stopped: resumable ------------------------------------------------------------
+
+
+class EpisodeStoppedError(WikireactError):
+    """An outside service stayed down mid-episode; the thread's checkpoint can be resumed."""
+
+
+class ModelCallError(EpisodeStoppedError):
+    """The model did not answer (after its client's own retries)."""
+
+
+class WikiOutageError(EpisodeStoppedError):
+    """Wikipedia could not be reached (after the source's own retries); nothing was observed.
+
+    A source raises it (network, timeout, bad reply, unreadable file) with a message written
+    for the model and the user, e.g. `Wikipedia is unavailable right now (timeout after 10 s).`
+    """
+
+
+WikiUnavailableError = WikiOutageError
+"""The name sources used before 0.3; the same class."""
+
+
+class LockLostError(EpisodeStoppedError):
+    """The connection holding this process's run locks ended: its episodes stopped unsaved.
+
+    Another process may have taken the threads over; they continue from their last
+    checkpoint there, or in a new run of the same command.
+    """
+
+    @classmethod
+    def explain(cls, location: str, exc: BaseException) -> str:
+        """Say in one line that the run locks held on `location` are gone, and why (`exc`)."""
+        return (
+            f"lost the connection to {location} that holds this process's run locks "
+            f"({first_line(exc)})"
+        )
+
+
+class ProviderError(WikireactError):
+    """A model of wikireact's own could not answer (e.g. a script ran out of replies).
+
+    Like a provider's own errors, it stops the episode resumably (`ModelCallError`).
+    """
+
+
+class ScriptExhaustedError(ProviderError, RuntimeError):
+    """Raised when a script is asked for more outputs than it holds."""
+
+
+# --- Busy: someone else has it -------------------------------------------------------------
+
+
+class BusyError(WikireactError):
+    """Another process holds what was asked for right now; wait, then try again."""
+
+
+class ThreadBusyError(BusyError):
+    """Another process is running the thread right now."""
+
+
+# --- Not an outage, not a configuration problem ----------------------------------------------
+
+
+class WikiPageUnreadableError(WikireactError):
+    """The source answered, but a page it holds cannot be read (e.g. a corrupt snapshot page).
+
+    Unlike an outage it does not pass with time (resuming would meet it again), so `search`
+    makes its message the observation and the episode goes on.
+    """
+
+
+class PgUnavailableError(WikireactError, RuntimeError):
+    """No PostgreSQL server binaries here, or the throwaway test cluster did not start."""
+
+
+# --- Internal: raised and caught inside wikireact --------------------------------------------
+
+
+class JsonTextError(ValueError):
+    """The text is not JSON wikireact can read; `str()` says why (and where) in a few words."""
+
+    def __init__(self, reason: str, line: int | None = None, column: int | None = None) -> None:
+        """Record why the text was refused, and where when the parser knows."""
+        self.reason, self.line = reason, line
+        where = f"line {line} column {column}: " if line is not None else ""
+        super().__init__(where + reason)
+
+
+class JsonValueError(ValueError):
+    """A JSON value that cannot be read: its message is one line without the location."""
+
+
+class BadLineError(ValueError):
+    """A line that is not an abstracts record: the message says why, in one line."""
+
+
+class MalformedRowError(sqlite3.DatabaseError):
+    """A row holds a value of the wrong type (e.g. a BLOB where text belongs): like a corrupt page."""
 
 
 def first_line(exc: BaseException) -> str:

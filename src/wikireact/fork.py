@@ -24,10 +24,10 @@ from langgraph.types import StateSnapshot
 
 from wikireact.context import Context
 from wikireact.errors import ConfigurationError
-from wikireact.prompts import render_action
-from wikireact.protocol import Action, parse_action, parse_output
+from wikireact.prompting.react import render_action
+from wikireact.protocols.text import Action, parse_action, parse_output
+from wikireact.protocols.tools import parse_tool_calls, tool_call_of
 from wikireact.state import CurrentStep, InputState, OutputState, State, Step, new_step
-from wikireact.tools_protocol import parse_tool_calls, tool_call_of
 
 Graph = CompiledStateGraph[State, Context, InputState, OutputState]
 
@@ -89,7 +89,7 @@ def _rewritten_reply(
     values: dict[str, Any], number: int, action: Action, thought: str | None
 ) -> CurrentStep:
     """Return step `number`'s reply with `action` (and `thought`), in the episode's protocol."""
-    settings = values.get("settings") or {}
+    settings = values.get("context") or {}
     method = settings.get("method", "react")
     current: CurrentStep = values.get("current") or CurrentStep()
     raw, calls = current.get("raw", ""), current.get("calls") or []

@@ -4,14 +4,14 @@ Routers:
 - `route_start`: a new episode, or one that can go on (stopped before the recursion limit,
   or out of a budget the run's context raises), goes to `reason`; an ended one to END.
 - `route_after_parse`: a new Search/Lookup goes to `act`; an invalid output, a Finish
-  or a repeat (see `wikireact.progress`) goes straight to `observe` (nothing is executed).
+  or a repeat (see `wikireact.wiki.repetition`) goes straight to `observe` (nothing is executed).
 - `route_after_observe`: back to `reason` while the episode runs; END once it is
   finished, halted for repetition or out of budget, or when another step might not fit
   in the run's recursion limit (status `recursion_limit`: resumable).
 
 `graph` (module level, no checkpointer) is what `langgraph.json` serves; use
-`build_graph(checkpointer=...)` for standalone, resumable runs. Both are `ReActGraph`s
-(`wikireact.react_graph`): runs are checked at the door (`wikireact.admission`).
+`build_graph(checkpointer=...)` for standalone, resumable runs. Both are `EpisodeGraph`s
+(`wikireact.episode.compiled`): runs are checked at the door (`wikireact.episode.admission`).
 """
 
 from __future__ import annotations
@@ -26,14 +26,14 @@ from langgraph.graph import START
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 
-from wikireact.admission import REOPENED_THROUGH_START, check_question
 from wikireact.context import Context
-from wikireact.episode_settings import can_continue, settle
-from wikireact.exemplars import EpisodeExemplar
-from wikireact.models import load_chat_model
+from wikireact.episode.admission import REOPENED_THROUGH_START, check_question
+from wikireact.episode.compiled import SAVE_WORKERS, EpisodeGraph, EpisodeStateGraph
+from wikireact.episode.resources import Resources
+from wikireact.episode.stored_context import can_continue, settle
+from wikireact.models.registry import load_chat_model
 from wikireact.nodes import act, observe, parse, reason
-from wikireact.react_graph import SAVE_THREADS, ReActGraph, ReActStateGraph
-from wikireact.resources import Resources
+from wikireact.prompting.exemplars import EpisodeExemplar
 from wikireact.state import InputState, OutputState, State
 from wikireact.wiki.base import WikiSource
 from wikireact.wiki.factory import open_source
@@ -44,7 +44,7 @@ OUTPUT_KEYS = tuple(OutputState.__annotations__)
 
 def route_start(state: State, runtime: Runtime[Context]) -> Literal["reason", "__end__"]:
     """Start or continue the thread's episode; one that has ended stays ended (its output is returned)."""
-    settings = settle(state.get("settings"), runtime.context)
+    settings = settle(state.get("context"), runtime.context)
     return "reason" if can_continue(state, settings) else "__end__"
 
 
@@ -61,10 +61,10 @@ def route_after_observe(state: State) -> Literal["reason", "__end__"]:
     return "reason" if state.get("status") == "running" else "__end__"
 
 
-def make_builder(resources: Resources | None = None) -> ReActStateGraph:
+def make_builder(resources: Resources | None = None) -> EpisodeStateGraph:
     """Return the uncompiled graph; `resources` fixes the model and/or source instead of `Context`."""
     resources = resources or Resources()
-    builder = ReActStateGraph(
+    builder = EpisodeStateGraph(
         State, context_schema=Context, input_schema=InputState, output_schema=OutputState
     )
     builder.add_node("reason", partial(reason, resources=resources))
@@ -86,8 +86,8 @@ def build_graph(
     wiki: WikiSource | str | None = None,
     interrupt_before: list[str] | None = None,
     exemplars: tuple[EpisodeExemplar, ...] | None = None,
-) -> ReActGraph:
-    """Compile the ReAct graph (its `invoke` saves checkpoints on one thread: `ReActGraph`).
+) -> EpisodeGraph:
+    """Compile the ReAct graph (its `invoke` saves checkpoints on one thread: `EpisodeGraph`).
 
     Args:
         checkpointer: e.g. `SqliteSaver(conn)`; makes every episode a resumable thread.
@@ -95,7 +95,7 @@ def build_graph(
         wiki: a `WikiSource` or a source string (`live`, `offline`, `PATH.db`);
             default: `Context.wiki`.
         interrupt_before: nodes to pause before (e.g. `["act"]`), for step-through.
-        exemplars: few-shot example episodes (`wikireact.exemplars`); default: wikireact's own.
+        exemplars: few-shot example episodes (`wikireact.prompting.exemplars`); default: wikireact's own.
     """
     resources = Resources(
         model=load_chat_model(model) if isinstance(model, str) else model,
@@ -125,18 +125,18 @@ def run_to_end(
     A thread that holds another question is refused (`ConfigurationError`): one thread
     holds one episode.
 
-    The run saves on one thread (`SAVE_THREADS`, see `wikireact.react_graph`).
+    The run saves on one thread (`SAVE_WORKERS`, see `wikireact.episode.compiled`).
     """
     values = graph.get_state(config).values
     if values:
         check_question((config.get("configurable") or {}).get("thread_id"), values, question)
-        if not can_continue(values, settle(values.get("settings"), context)):
+        if not can_continue(values, settle(values.get("context"), context)):
             return {key: values[key] for key in OUTPUT_KEYS if key in values}
     reopen = not values or values.get("status") in REOPENED_THROUGH_START
     return dict(
         graph.invoke(
             {"question": question} if reopen else None,
-            {**config, "max_concurrency": SAVE_THREADS},
+            {**config, "max_concurrency": SAVE_WORKERS},
             context=Context.read(context) if context is not None else None,
             durability="sync",
         )

@@ -14,7 +14,7 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
-from wikireact.saver import CompactSqliteSaver
+from wikireact.storage.sqlite.saver import CompactSqliteSaver
 
 TRIGGER_PREFIX = "branch:to:"
 """The channel through which LangGraph schedules the node named after it."""

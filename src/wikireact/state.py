@@ -17,7 +17,8 @@ from langgraph.managed import RemainingSteps
 from pydantic import ConfigDict, with_config
 from typing_extensions import NotRequired, TypedDict
 
-from wikireact.protocol import ActionName
+from wikireact.protocols.text import ActionName
+from wikireact.protocols.tools import ToolCallRecord
 
 Status = Literal["running", "finished", "budget_exhausted", "repetition_halted", "recursion_limit"]
 """`recursion_limit`: stopped before LangGraph's recursion limit (not ended: a run with a
@@ -25,7 +26,7 @@ larger `recursion_limit` continues it)."""
 ProtocolName = Literal["text", "tools"]
 """How the model states its action: `text` (`Action N: Verb[argument]` lines, parsed by us)
 or `tools` (native tool calls: search, lookup, finish)."""
-SNAPSHOT_EVERY = 16
+FULL_VALUE_EVERY = 16
 """A delta channel stores its full value every this many writes, bounding replay on reads."""
 ENDED: frozenset[str] = frozenset({"finished", "budget_exhausted", "repetition_halted"})
 StepKind = Literal["executed", "invalid", "repeat", "finish", "rejected"]
@@ -85,15 +86,6 @@ class ActionDict(TypedDict):
 
     name: ActionName
     argument: str
-
-
-class ToolCallRecord(TypedDict):
-    """One tool call as the model made it (tools protocol), kept to replay the conversation."""
-
-    id: str
-    name: str
-    args: Any
-    """The arguments: a dict, or the unparsed text of arguments that were not valid JSON."""
 
 
 class StructuredAction(TypedDict):
@@ -176,7 +168,7 @@ class CurrentStep(TypedDict, total=False):
     kind: StepKind | None
     """Decided by `parse` (invalid, finish, repeat; None: to be executed) and by `act`."""
     state_key: str | None
-    """The action in its environment state (see `wikireact.progress`); None for Finish/invalid."""
+    """The action in its environment state (see `wikireact.wiki.repetition`); None for Finish/invalid."""
     repeat_of: int | None
     """For a repeat: the earlier step whose result this action already has."""
     observation: str
@@ -248,12 +240,16 @@ class OutputState(TypedDict):
     recursion_limit (stopped before LangGraph's recursion limit; resumable)."""
     steps: int
     """Steps completed so far."""
-    trajectory: Annotated[list[Step], DeltaChannel(append_items, snapshot_frequency=SNAPSHOT_EVERY)]
+    trajectory: Annotated[
+        list[Step], DeltaChannel(append_items, snapshot_frequency=FULL_VALUE_EVERY)
+    ]
     """The completed steps: thought, action, observation, kind, raw model text."""
-    usage: Annotated[list[StepUsage], DeltaChannel(append_items, snapshot_frequency=SNAPSHOT_EVERY)]
+    usage: Annotated[
+        list[StepUsage], DeltaChannel(append_items, snapshot_frequency=FULL_VALUE_EVERY)
+    ]
     """Per step: model tokens in and out, and requests to the Wikipedia source."""
     audit: Annotated[
-        list[AuditRecord], DeltaChannel(append_items, snapshot_frequency=SNAPSHOT_EVERY)
+        list[AuditRecord], DeltaChannel(append_items, snapshot_frequency=FULL_VALUE_EVERY)
     ]
     """One record of facts per step (see `AuditRecord`); `wikireact history THREAD --json`."""
 
@@ -264,7 +260,7 @@ class State(InputState, OutputState, total=False):
     page_title: str | None
     """Title of the page opened by the last successful Search; None before or after a miss."""
     page_sentences: Annotated[
-        list[str], DeltaChannel(last_write, snapshot_frequency=SNAPSHOT_EVERY)
+        list[str], DeltaChannel(last_write, snapshot_frequency=FULL_VALUE_EVERY)
     ]
     """All sentences of the current page (Lookup reads them)."""
     lookup_cursors: dict[str, int]
@@ -272,15 +268,17 @@ class State(InputState, OutputState, total=False):
     page_key: str | None
     """The state key of the Search that opened the current page (a Search naming it again is a repeat)."""
     proposals: Annotated[
-        dict[str, list[int]], DeltaChannel(append_step_numbers, snapshot_frequency=SNAPSHOT_EVERY)
+        dict[str, list[int]], DeltaChannel(append_step_numbers, snapshot_frequency=FULL_VALUE_EVERY)
     ]
     """Per action-in-environment-state key, the steps that proposed it (executed, then repeats)."""
-    current: Annotated[CurrentStep, DeltaChannel(merge_dicts, snapshot_frequency=SNAPSHOT_EVERY)]
+    current: Annotated[CurrentStep, DeltaChannel(merge_dicts, snapshot_frequency=FULL_VALUE_EVERY)]
     """The step in progress: the model's text, the parsed action, the observation (write partial dicts)."""
-    pages_read: Annotated[list[str], DeltaChannel(append_items, snapshot_frequency=SNAPSHOT_EVERY)]
+    pages_read: Annotated[
+        list[str], DeltaChannel(append_items, snapshot_frequency=FULL_VALUE_EVERY)
+    ]
     """Titles of the pages the episode's Searches opened (as the source resolved them), once each."""
-    settings: dict[str, Any]
-    """The episode's `Context` as a dict, kept from its start (see `wikireact.episode_settings`).
+    context: dict[str, Any]
+    """The episode's `Context` as a dict, kept from its start (see `wikireact.episode.stored_context`).
     A plain channel, not a delta one: it is small and written once, and a delta channel written
     once is read by walking back to that write, through every checkpoint of the episode."""
     remaining_steps: RemainingSteps

@@ -17,10 +17,10 @@ from typer.testing import CliRunner
 
 from wikireact.cli.app import app
 from wikireact.graph import build_graph
-from wikireact.threads import ThreadStore
+from wikireact.storage.sqlite.threads import SqliteThreads
 
 pytestmark = pytest.mark.usefixtures("cli_env")
-HERE = Path(__file__).parent
+HERE = Path(__file__).resolve().parents[1]  # tests/, where the worker scripts are
 TIMES = ("started_at", "ended_at")
 runner = CliRunner()
 
@@ -158,7 +158,7 @@ def test_bad_protocol_settings_give_one_line(args: list[str], message: str) -> N
 def steps_saved(db: Path, thread_id: str) -> int:
     if not db.exists():
         return 0
-    store = ThreadStore(db)
+    store = SqliteThreads(db)
     try:
         return int(
             build_graph(store.saver)
@@ -170,7 +170,7 @@ def steps_saved(db: Path, thread_id: str) -> int:
 
 
 def audit_saved(db: Path, thread_id: str) -> list[dict[str, Any]]:
-    store = ThreadStore(db)
+    store = SqliteThreads(db)
     try:
         return list(
             build_graph(store.saver)

@@ -19,7 +19,7 @@ from support import GOOD_RUN, QUESTION, thread
 
 from wikireact import MemorySource, ScriptedChatModel, build_graph
 
-HERE = Path(__file__).parent
+HERE = Path(__file__).resolve().parents[1]  # tests/, where the worker scripts are
 
 
 def test_interrupt_before_act_then_resume_matches_uninterrupted(
@@ -178,9 +178,9 @@ def test_run_to_end_returns_the_same_output_run_resumed_or_found_ended(
     """What the eval records: the output values, whichever way `run_to_end` got them."""
     from wikireact.errors import ModelCallError
     from wikireact.graph import OUTPUT_KEYS, run_to_end
-    from wikireact.threads import ThreadStore
+    from wikireact.storage.sqlite.threads import SqliteThreads
 
-    store = ThreadStore(tmp_path / "t.db")
+    store = SqliteThreads(tmp_path / "t.db")
     try:
         failing = ScriptedChatModel(outputs=GOOD_RUN, errors={2: RuntimeError("down")})
         with pytest.raises(ModelCallError):

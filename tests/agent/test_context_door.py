@@ -16,7 +16,7 @@ from typing_extensions import TypedDict
 
 from wikireact import Context, MemorySource, ScriptedChatModel, build_graph
 from wikireact.errors import ConfigurationError
-from wikireact.scripted import ScriptOutput
+from wikireact.models.scripted import ScriptOutput
 
 LOOKUPS: list[ScriptOutput] = [
     "Thought: look.\nAction: Search[Ed Wood]",

@@ -16,7 +16,7 @@ from support import GOOD_RUN, QUESTION, TOOLS_RUN, SpyModel, thread, write_scrip
 
 from wikireact import Context, MemorySource, ScriptedChatModel, build_graph
 from wikireact.errors import ConfigurationError
-from wikireact.scripted import ScriptOutput
+from wikireact.models.scripted import ScriptOutput
 
 LOOKUPS: list[ScriptOutput] = [
     "Thought: look.\nAction: Search[Ed Wood]",
@@ -49,7 +49,7 @@ def test_a_resume_elsewhere_ignores_the_new_environment(
     later = build_graph(checkpointer, model=ScriptedChatModel(outputs=LOOKUPS), wiki=wiki)
     out = later.invoke(Command(resume=True), thread())
     assert out["__interrupt__"] and out["steps"] == 1  # approval kept: step 2 waits
-    assert later.get_state(thread()).values["settings"]["max_steps"] == 3
+    assert later.get_state(thread()).values["context"]["max_steps"] == 3
 
 
 def test_a_larger_budget_on_resume_is_applied(wiki: MemorySource) -> None:
@@ -58,7 +58,7 @@ def test_a_larger_budget_on_resume_is_applied(wiki: MemorySource) -> None:
     assert first["status"] == "budget_exhausted" and first["steps"] == 3
     out = graph.invoke(None, thread(), context={"max_steps": 5})
     assert out["status"] == "budget_exhausted" and out["steps"] == 5
-    assert graph.get_state(thread()).values["settings"]["max_steps"] == 5
+    assert graph.get_state(thread()).values["context"]["max_steps"] == 5
 
 
 def test_turning_approval_off_approves_the_waiting_step(wiki: MemorySource) -> None:

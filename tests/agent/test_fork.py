@@ -11,7 +11,7 @@ from support import GOOD_RUN, PAGES, QUESTION, TOOLS_RUN, SpyModel, thread
 from wikireact import Context, MemorySource, ScriptedChatModel, build_graph
 from wikireact.errors import ConfigurationError
 from wikireact.fork import fork
-from wikireact.scripted import ScriptOutput
+from wikireact.models.scripted import ScriptOutput
 
 LOUVRE = "The Louvre is the world's most-visited art museum. It is in Paris."
 WIKI = {**PAGES, "Louvre": LOUVRE}

@@ -9,7 +9,7 @@ from support import GOOD_RUN, PAGES, QUESTION, SpyModel, thread
 
 from wikireact import Context, MemorySource, ScriptedChatModel, build_graph
 from wikireact.graph import route_after_observe, route_after_parse
-from wikireact.scripted import ScriptOutput
+from wikireact.models.scripted import ScriptOutput
 from wikireact.state import State
 
 

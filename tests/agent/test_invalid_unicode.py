@@ -18,11 +18,11 @@ from typer.testing import CliRunner
 
 from wikireact import Context, ScriptedChatModel, build_graph
 from wikireact.cli.app import app
-from wikireact.nodes.reason import ModelCallError
-from wikireact.prompts import sanitize_observation
-from wikireact.protocol import Action, parse_action, valid_unicode
-from wikireact.threads import ThreadStore
-from wikireact.wiki.snapshot import SnapshotSource, SnapshotStore
+from wikireact.errors import ModelCallError
+from wikireact.prompting.react import sanitize_observation
+from wikireact.protocols.text import Action, parse_action, valid_unicode
+from wikireact.storage.sqlite.threads import SqliteThreads
+from wikireact.wiki.snapshot import SnapshotDatabase, SnapshotSource
 
 runner = CliRunner()
 HOSTILE_RUN = [
@@ -54,7 +54,7 @@ def test_valid_unicode_replaces_only_lone_surrogates() -> None:
 @pytest.fixture
 def snapshot(tmp_path: Path) -> Path:
     path = tmp_path / "pages.db"
-    store = SnapshotStore.create(path)
+    store = SnapshotDatabase.create(path)
     store.put_many((title, "page", text) for title, text in PAGES.items())
     store.conn.close()
     return path
@@ -69,7 +69,7 @@ HOSTILE_TOOL_RUN = [
 
 
 def run_episode(
-    store: ThreadStore,
+    store: SqliteThreads,
     snapshot: Path,
     thread_id: str,
     fail_at: int | None,
@@ -96,7 +96,7 @@ def run_episode(
 def test_surrogates_from_the_model_run_checkpoint_and_resume_alike(
     tmp_path: Path, snapshot: Path
 ) -> None:
-    store = ThreadStore(tmp_path / "threads.db")
+    store = SqliteThreads(tmp_path / "threads.db")
     straight = run_episode(store, snapshot, "straight", fail_at=None)
     resumed = run_episode(store, snapshot, "resumed", fail_at=2)
     assert straight["status"] == "finished" and straight["answer"] == "yes \ufffd"
@@ -114,7 +114,7 @@ def test_surrogates_from_the_model_run_checkpoint_and_resume_alike(
 def test_surrogates_in_tool_calls_run_checkpoint_and_resume_alike(
     tmp_path: Path, snapshot: Path
 ) -> None:
-    store = ThreadStore(tmp_path / "threads.db")
+    store = SqliteThreads(tmp_path / "threads.db")
     straight = run_episode(store, snapshot, "straight", fail_at=None, protocol="tools")
     resumed = run_episode(store, snapshot, "resumed", fail_at=2, protocol="tools")
     assert straight["status"] == "finished" and straight["answer"] == "yes \ufffd"

@@ -14,16 +14,16 @@ from support import MANY_PAGES, distinct_steps, flat, write_script
 from typer.testing import CliRunner
 
 from wikireact import Context, MemorySource, ScriptedChatModel, build_graph
-from wikireact.call_metadata import CALL_INDEX_KEY
 from wikireact.cli.app import app
 from wikireact.context import MAX_STEPS
 from wikireact.graph import graph as served_graph
-from wikireact.prompts import build_messages
-from wikireact.scripted import ScriptOutput
-from wikireact.small_model_prompt import build_messages as small_model_messages
+from wikireact.models.call_metadata import CALL_INDEX_KEY
+from wikireact.models.scripted import ScriptOutput
+from wikireact.prompting.react import build_messages
+from wikireact.prompting.small_model import build_messages as small_model_messages
+from wikireact.prompting.tools import build_tool_messages
 from wikireact.state import Step
-from wikireact.threads import ThreadStore
-from wikireact.tool_prompts import build_tool_messages
+from wikireact.storage.sqlite.threads import SqliteThreads
 
 WIKI = MemorySource(MANY_PAGES)
 CONFIG: RunnableConfig = {"configurable": {"thread_id": "long"}}
@@ -32,7 +32,7 @@ runner = CliRunner()
 
 def write_thread(db: Path, steps: int) -> None:
     """Run a `steps`-step episode to its end into `db`, as the CLI saves it."""
-    store = ThreadStore(db)
+    store = SqliteThreads(db)
     graph = build_graph(
         store.saver, model=ScriptedChatModel(outputs=distinct_steps(steps)), wiki=WIKI
     )
@@ -48,7 +48,7 @@ def write_thread(db: Path, steps: int) -> None:
 
 def cold_read_work(db: Path) -> int:
     """SQLite VM instructions (in hundreds) of one `get_state` from a freshly opened file."""
-    store = ThreadStore(db)
+    store = SqliteThreads(db)
     work = [0]
 
     def count() -> int:

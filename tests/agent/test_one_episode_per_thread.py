@@ -13,9 +13,8 @@ from support import GOOD_RUN, QUESTION, SpyModel, thread
 from typing_extensions import TypedDict
 
 from wikireact import Context, MemorySource, build_graph
-from wikireact.errors import ConfigurationError
+from wikireact.errors import ConfigurationError, ThreadBusyError
 from wikireact.graph import run_to_end
-from wikireact.thread_settings import ThreadBusyError
 
 OTHER = "Who painted the Mona Lisa?"
 

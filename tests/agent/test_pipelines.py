@@ -13,7 +13,7 @@ from support import GOOD_RUN, QUESTION, SpyModel, thread
 
 from wikireact import MemorySource, ScriptedChatModel, build_graph
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
 from pipeline import build_pipeline  # noqa: E402
 
 ACTIONS = ["Search[Scott Derrickson]", "Search[Ed Wood]", "Lookup[born]", "Finish[yes]"]

@@ -6,14 +6,15 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from langgraph.graph import StateGraph
 from support import GOOD_RUN, PAGES, QUESTION, thread
 
 from wikireact import MemorySource, ScriptedChatModel, build_graph
-from wikireact.react_graph import ReActGraph
-from wikireact.threads import ThreadStore
+from wikireact.episode.compiled import EpisodeGraph
+from wikireact.storage.sqlite.threads import SqliteThreads
 
 
-def saving_threads(store: ThreadStore) -> set[int]:
+def saving_threads(store: SqliteThreads) -> set[int]:
     """Record the threads that run the saver's `put` and `put_writes` from now on."""
     seen: set[int] = set()
     saver: Any = store.saver
@@ -29,12 +30,12 @@ def saving_threads(store: ThreadStore) -> set[int]:
 
 
 def test_invoke_saves_every_checkpoint_on_one_thread(tmp_path: Path) -> None:
-    store = ThreadStore(tmp_path / "t.db")
+    store = SqliteThreads(tmp_path / "t.db")
     try:
         graph = build_graph(
             store.saver, model=ScriptedChatModel(outputs=GOOD_RUN), wiki=MemorySource(PAGES)
         )
-        assert isinstance(graph, ReActGraph)
+        assert isinstance(graph, EpisodeGraph)
         seen = saving_threads(store)
         out = graph.invoke({"question": QUESTION}, thread("a"), durability="sync")
         assert out["answer"] == "yes" and out["steps"] == 4
@@ -47,7 +48,7 @@ def test_invoke_saves_every_checkpoint_on_one_thread(tmp_path: Path) -> None:
 
 def test_invoke_streaming_custom_events_keeps_the_pool_and_ends(tmp_path: Path) -> None:
     """Custom events park a waiter on the pool: one thread would never run the node."""
-    store = ThreadStore(tmp_path / "t.db")
+    store = SqliteThreads(tmp_path / "t.db")
     try:
         graph = build_graph(
             store.saver, model=ScriptedChatModel(outputs=GOOD_RUN), wiki=MemorySource(PAGES)
@@ -70,3 +71,17 @@ def test_invoke_streaming_custom_events_keeps_the_pool_and_ends(tmp_path: Path) 
         assert [chunk["step"] for mode, chunk in events if mode == "custom"] == [1, 2, 3, 4]
     finally:
         store.close()
+
+
+def test_a_compiled_graph_becomes_an_episode_graph_by_construction_not_by_a_class_swap() -> None:
+    """`as_episode_graph` builds a new graph from the parts; the given one keeps its class."""
+    from langgraph.graph.state import CompiledStateGraph
+
+    from wikireact.episode.compiled import EpisodeGraph, as_episode_graph
+    from wikireact.graph import make_builder
+
+    plain = StateGraph.compile(make_builder())  # LangGraph's own compile, not the subclass's
+    graph = as_episode_graph(plain)
+    assert type(plain) is CompiledStateGraph and type(graph) is EpisodeGraph
+    assert graph is not plain and graph.nodes == plain.nodes
+    assert type(graph.with_config(tags=["x"])) is EpisodeGraph  # LangGraph's copies keep it

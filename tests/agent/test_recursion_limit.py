@@ -14,7 +14,7 @@ from typing_extensions import TypedDict
 
 from wikireact import MemorySource, ScriptedChatModel, build_graph
 from wikireact.graph import run_to_end
-from wikireact.scripted import ScriptOutput
+from wikireact.models.scripted import ScriptOutput
 
 LOOKUPS: list[ScriptOutput] = [
     "Thought: look.\nAction: Search[Ed Wood]",

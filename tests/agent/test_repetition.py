@@ -12,10 +12,9 @@ import pytest
 from support import thread
 
 from wikireact import Context, MemorySource, ScriptedChatModel, build_graph
-from wikireact.errors import WikiOutageError
-from wikireact.scripted import ScriptOutput
+from wikireact.errors import WikiOutageError, WikiUnavailableError
+from wikireact.models.scripted import ScriptOutput
 from wikireact.state import StepKind
-from wikireact.wiki.base import WikiUnavailableError
 
 ALPHA = (
     "Alpha Island is an island in the north. The island has a weather station. "

@@ -311,7 +311,7 @@ def test_corrupt_or_newer_checkpoint_files_are_refused(tmp_path: Path, snapshot_
 def test_wikipedia_outage_stops_with_a_resume_hint_not_an_answer(
     tmp_path: Path, snapshot_db: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from wikireact.wiki.base import WikiUnavailableError
+    from wikireact.errors import WikiUnavailableError
     from wikireact.wiki.factory import open_source
     from wikireact.wiki.live import Transport
 

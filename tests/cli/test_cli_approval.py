@@ -12,7 +12,7 @@ from support import GOOD_RUN, QUESTION, flat, write_script
 from typer.testing import CliRunner, Result
 
 from wikireact.cli.app import app
-from wikireact.scripted import ScriptOutput
+from wikireact.models.scripted import ScriptOutput
 
 runner = CliRunner()
 pytestmark = pytest.mark.usefixtures("cli_env")

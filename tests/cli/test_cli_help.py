@@ -105,7 +105,7 @@ def test_readme_tells_what_the_cli_does() -> None:
     """README facts that drift silently (issue 20 item 8)."""
     from pathlib import Path
 
-    readme = flat((Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8"))
+    readme = flat((Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8"))
     assert "writes to `eval-out/METHOD`" in readme and "[default: (eval-out/METHOD)]" in flat(
         help_of("eval", "run")
     )

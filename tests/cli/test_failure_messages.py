@@ -21,7 +21,7 @@ from typer.testing import CliRunner
 from wikireact import MemorySource
 from wikireact.cli.app import app
 from wikireact.wiki.factory import open_source
-from wikireact.wiki.snapshot import SnapshotStore
+from wikireact.wiki.snapshot import SnapshotDatabase
 
 runner = CliRunner()
 
@@ -43,7 +43,7 @@ def one_line(result: Any, *fragments: str) -> None:
 
 
 def make_snapshot(path: Path, pages: dict[str, str]) -> None:
-    store = SnapshotStore.create(path)
+    store = SnapshotDatabase.create(path)
     store.put_many((title, "page", text) for title, text in pages.items())
     store.set_meta("snapshot_id", store.content_hash())
     store.conn.close()
@@ -86,7 +86,9 @@ def test_debug_flag_is_parsed(
     def broken(*args: object, **kwargs: object) -> None:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr("wikireact.threads.open_store", broken)  # how the CLI opens every --db
+    monkeypatch.setattr(
+        "wikireact.storage.threads.open_threads", broken
+    )  # how the CLI opens every --db
     monkeypatch.setenv("WIKIREACT_DEBUG", value)
     db = tmp_path / "threads.db"
     db.touch()
@@ -232,7 +234,7 @@ def test_snapshot_import_on_a_full_disk_leaves_no_file(
 def test_snapshot_import_on_a_full_disk_keeps_an_existing_snapshot(
     tmp_path: Path, snapshot: Path, big_pages: Path, disk_pages: Callable[[int | None], None]
 ) -> None:
-    before = SnapshotStore.open_readonly(snapshot)
+    before = SnapshotDatabase.open_readonly(snapshot)
     pages, snapshot_id = before.count(), before.meta("snapshot_id")
     before.conn.close()
     disk_pages(40)
@@ -240,7 +242,7 @@ def test_snapshot_import_on_a_full_disk_keeps_an_existing_snapshot(
     assert result.exit_code == 2
     one_line(result, "database or disk is full")
     disk_pages(None)
-    after = SnapshotStore.open_readonly(snapshot)
+    after = SnapshotDatabase.open_readonly(snapshot)
     assert (after.count(), after.meta("snapshot_id")) == (pages, snapshot_id)
 
 

@@ -15,7 +15,7 @@ from support import GOOD_RUN, PAGES, QUESTION
 from typer.testing import CliRunner
 
 from wikireact.cli.app import app
-from wikireact.threads import ThreadStore
+from wikireact.storage.sqlite.threads import SqliteThreads
 from wikireact.wiki.factory import open_source
 
 runner = CliRunner()
@@ -66,7 +66,7 @@ def test_resume_from_another_directory_uses_the_same_files(
 ) -> None:
     db = tmp_path / "threads.db"
     start_in(tmp_path / "a", monkeypatch, db, "t1")
-    settings = ThreadStore(db).settings("t1")
+    settings = SqliteThreads(db).context_fields("t1")
     assert settings["wiki"] == str(tmp_path / "a" / "snap.db")
     assert settings["model"] == f"scripted:{tmp_path / 'a' / 's.json'}"
 
@@ -105,7 +105,7 @@ def test_record_path_is_stored_absolute(tmp_path: Path, monkeypatch: pytest.Monk
     )
     assert result.exit_code == 0, result.output
     assert (
-        ThreadStore(tmp_path / "threads.db").settings("r1")["wiki"]
+        SqliteThreads(tmp_path / "threads.db").context_fields("r1")["wiki"]
         == f"record:{tmp_path / 'rec.db'}"
     )
 

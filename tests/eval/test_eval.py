@@ -12,12 +12,12 @@ from support import EVAL_SCRIPT, SpyModel, snapshot_eval
 from typer.testing import CliRunner
 
 from wikireact.cli.app import app
+from wikireact.errors import DatasetError, EvalError
 from wikireact.eval.baselines import Vote, extract_answer, majority_is_weak, react_needs_fallback
-from wikireact.eval.dataset import DatasetError, load_dataset, sample
-from wikireact.eval.harness import EvalError
+from wikireact.eval.dataset import load_dataset, sample
 from wikireact.eval.methods import Method
 from wikireact.eval.scoring import exact_match, f1_score, normalize_answer
-from wikireact.scripted import ScriptOutput
+from wikireact.models.scripted import ScriptOutput
 from wikireact.wiki.snapshot import SnapshotSource
 
 

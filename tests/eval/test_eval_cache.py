@@ -20,12 +20,13 @@ from support import (
 )
 from typer.testing import CliRunner
 
-from wikireact.call_metadata import CALL_INDEX_KEY
 from wikireact.cli.app import app
+from wikireact.errors import ModelCacheError
 from wikireact.eval.methods import Method
 from wikireact.eval.run import run_eval
-from wikireact.model_cache import CachedChatModel, ModelCacheError, SqliteModelCache
-from wikireact.scripted import ScriptOutput
+from wikireact.models.cache import CachedChatModel, SqliteModelCache
+from wikireact.models.call_metadata import CALL_INDEX_KEY
+from wikireact.models.scripted import ScriptOutput
 from wikireact.wiki.snapshot import SnapshotSource
 
 TIMING = ("latency_s",)
@@ -194,7 +195,7 @@ def test_recorded_run_replays_offline_from_two_files(
     from test_live import URL, live
 
     from wikireact.wiki.live import CachedSource
-    from wikireact.wiki.snapshot import SnapshotStore
+    from wikireact.wiki.snapshot import SnapshotDatabase
 
     dataset, _ = files
     fake = FakeMediaWiki(pages=dict(PAGES), search_results={"Serch": []})
@@ -217,7 +218,7 @@ def test_recorded_run_replays_offline_from_two_files(
             eval_config(dataset, snapshot=recording, model_cache=str(cache)),
             tmp_path / "recorded",
             model=SpyModel(outputs=EVAL_SCRIPT),
-            wiki=CachedSource(live(), SnapshotStore.create(recording)),
+            wiki=CachedSource(live(), SnapshotDatabase.create(recording)),
         )
     assert fake.calls
     replay = run_eval(
@@ -296,7 +297,7 @@ def test_tools_protocol_eval_records_and_replays_tool_calls(
 def test_cache_key_holds_the_bound_tools_and_the_calls_made(tmp_path: Path) -> None:
     from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
-    from wikireact.tools_protocol import TOOLS
+    from wikireact.protocols.tools import TOOLS
 
     inner = SpyModel(outputs=[{"tool": "search", "args": {"title": "Ed Wood"}}] * 4)
     cached = CachedChatModel(

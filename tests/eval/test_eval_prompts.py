@@ -14,9 +14,10 @@ from support import EVAL_DATA, EVAL_SCRIPT, SpyModel, eval_args, snapshot_eval
 from typer.testing import CliRunner
 
 from wikireact.cli.app import app
+from wikireact.errors import PromptFileError
 from wikireact.eval.baselines import cot_messages, standard_messages
-from wikireact.exemplars import DEFAULT_PROMPTS, PromptFileError, load_prompts, parse_episodes
-from wikireact.prompts import build_messages
+from wikireact.prompting.exemplars import DEFAULT_PROMPTS, load_prompts, parse_episodes
+from wikireact.prompting.react import build_messages
 
 # Written for these tests in the layout of the paper's prompts_naive.json (not its text).
 PAPER_LAYOUT = {
@@ -221,7 +222,7 @@ def test_progress_lines_when_output_is_piped(files: tuple[Path, Path], tmp_path:
     env = {
         **os.environ,
         "PYTHONPATH": os.pathsep.join(
-            [str(Path(__file__).parents[1] / "src"), os.environ.get("PYTHONPATH", "")]
+            [str(Path(__file__).resolve().parents[2] / "src"), os.environ.get("PYTHONPATH", "")]
         ),
     }
     done = subprocess.run(

@@ -12,8 +12,9 @@ from typer.testing import CliRunner, Result
 
 from wikireact.cli.app import app
 from wikireact.context import Context
-from wikireact.eval.dataset import DatasetError, load_dataset
-from wikireact.eval.harness import SETTINGS, EvalError
+from wikireact.errors import DatasetError, EvalError
+from wikireact.eval.dataset import load_dataset
+from wikireact.eval.harness import SETTINGS
 
 HOSTILE_ENV = {
     "WIKIREACT_OBSERVATION_CAP": "60",
@@ -261,7 +262,7 @@ def test_default_concurrency_is_one_for_the_local_model(
         seen.append(config.concurrency)  # type: ignore[attr-defined]
         raise KeyboardInterrupt  # stop before any model call; the CLI exits 130
 
-    from wikireact.resources import Resources
+    from wikireact.episode.resources import Resources
 
     monkeypatch.setattr(eval_command, "_open_eval_resources", lambda config: Resources())
     monkeypatch.setattr("wikireact.eval.run.run_eval", fake_run_eval)  # imported when eval runs

@@ -24,9 +24,9 @@ from typer.testing import CliRunner
 
 from wikireact import ScriptedChatModel
 from wikireact.cli.app import app
-from wikireact.eval.harness import EvalError
+from wikireact.errors import EvalError
 from wikireact.eval.run import run_eval
-from wikireact.threads import ThreadStore
+from wikireact.storage.sqlite.threads import SqliteThreads
 from wikireact.wiki.snapshot import SnapshotSource
 
 runner = CliRunner()
@@ -157,7 +157,7 @@ def test_an_eval_refuses_in_one_line_a_thread_another_process_runs(
     dataset, snapshot = files
     out = tmp_path / "ev"
     out.mkdir()
-    holder = ThreadStore(out / "threads.db")  # stands for a `wikireact resume react/0/q2`
+    holder = SqliteThreads(out / "threads.db")  # stands for a `wikireact resume react/0/q2`
     try:
         assert holder.try_claim("react/0/q2")
         with pytest.raises(

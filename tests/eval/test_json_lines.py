@@ -15,12 +15,12 @@ from hypothesis import strategies as st
 from support import EVAL_DATA, eval_args
 from typer.testing import CliRunner
 
+from wikireact._json_text import json_line, json_lines
 from wikireact.cli.app import app
 from wikireact.eval.dataset import load_dataset
 from wikireact.eval.harness import read_records
 from wikireact.eval.html_report import page_data
 from wikireact.eval.runs import Run, load_runs
-from wikireact.json_text import json_line, json_lines
 
 SEPARATORS = "\u2028\u2029\u0085\x1c\x1d\x1e\x0b\x0c\r"
 """Every character `str.splitlines()` breaks a line at, besides the newline."""

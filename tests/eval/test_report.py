@@ -16,7 +16,7 @@ from wikireact.eval.categories import CATEGORIES
 from wikireact.eval.paper import PAPER_EM
 from wikireact.eval.report import categories_table, comparison_table
 from wikireact.eval.runs import load_runs
-from wikireact.scripted import ScriptOutput
+from wikireact.models.scripted import ScriptOutput
 
 DATA = [
     {

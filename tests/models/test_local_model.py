@@ -101,7 +101,7 @@ def test_the_readme_demo_question_is_answered(data_dir: Path, tmp_path: Path) ->
 
 FIRST_USE_FROM_THREADS = """
 import os, sys, threading
-from wikireact.local_model import load_local_model
+from wikireact.models.local.llama import load_local_model
 
 barrier = threading.Barrier(4)
 replies = []
@@ -139,10 +139,10 @@ def test_concurrent_first_use_leaves_stdout_and_stderr_working(data_dir: Path) -
 def test_the_lazy_grammar_decodes_exactly_what_the_full_grammar_does() -> None:
     from llama_cpp import LlamaGrammar, LogitsProcessorList
 
-    from wikireact.lazy_grammar import LazyGrammar
-    from wikireact.local_model import _chat_prompt, _to_gemma_turns, load_local_model
-    from wikireact.small_model_prompt import build_messages
-    from wikireact.step_grammar import step_grammar
+    from wikireact.models.local.lazy_grammar import LazyGrammar
+    from wikireact.models.local.llama import _chat_prompt, _to_gemma_turns, load_local_model
+    from wikireact.models.local.step_grammar import step_grammar
+    from wikireact.prompting.small_model import build_messages
 
     client = load_local_model()._client()
     grammar = step_grammar(require_thought=True, number=1, not_searches=["Mona"])

@@ -23,7 +23,7 @@ OVERLAPPING_LOADS = """
 import os, sys, threading, time
 import llama_cpp
 from llama_cpp._utils import suppress_stdout_stderr
-from wikireact import local_model
+from wikireact.models.local import llama as local_model
 
 class SlowSilentLlama:
     loads = 0

@@ -10,18 +10,14 @@ from conftest import PAGES
 from langchain_core.messages import BaseMessage
 from pydantic import PrivateAttr
 
-from wikireact import (
-    Context,
-    MemorySource,
-    ScriptedChatModel,
-    build_graph,
-    prompts,
-    small_model_prompt,
-)
-from wikireact.prompt_variants import build_prompt, prompt_variant, variant_for
-from wikireact.small_model_prompt import EXEMPLARS, INSTRUCTION
+from wikireact import Context, MemorySource, ScriptedChatModel, build_graph
+from wikireact.models.local.step_grammar import step_grammar
+from wikireact.models.variants import prompt_variant, variant_for
+from wikireact.prompting import react as prompts
+from wikireact.prompting import small_model as small_model_prompt
+from wikireact.prompting.small_model import EXEMPLARS, INSTRUCTION
+from wikireact.prompting.variants import build_prompt
 from wikireact.state import Step
-from wikireact.step_grammar import step_grammar
 
 QUESTION = "Who made Ed Wood's films?"
 
@@ -47,9 +43,9 @@ def test_other_models_keep_the_default_prompt_exactly() -> None:
     model = ScriptedChatModel(outputs=["Action 1: Finish[x]"])
     history = [_step("executed", "Search[Ed Wood]", "Ed Wood was an American filmmaker.")]
     assert prompt_variant(model) == "default"
-    assert build_prompt(model, QUESTION, history, "react") == prompts.build_messages(
-        QUESTION, history, "react"
-    )
+    assert build_prompt(
+        prompt_variant(model), QUESTION, history, "react"
+    ) == prompts.build_messages(QUESTION, history, "react")
     assert variant_for("groq:qwen/qwen3.6-27b") == "default" and variant_for("local") == "small"
 
 
@@ -93,7 +89,7 @@ def test_a_repeat_is_answered_with_the_earlier_result_again() -> None:
         _step("executed", "Search[Ed Wood]", page),
         _step("repeat", "Search[Ed Wood]", "The page Ed Wood is already open (since step 1)."),
     ]
-    last = str(build_prompt(SmallSpy(), QUESTION, history, "react")[-1].content)
+    last = str(build_prompt(prompt_variant(SmallSpy()), QUESTION, history, "react")[-1].content)
     assert (
         last
         == f"Observation 2: «You did Search[Ed Wood] already. Its result was: {page}»\nQuestion: {QUESTION}"
@@ -124,8 +120,8 @@ def test_a_finish_cannot_spell_out_a_searched_title() -> None:
 
 
 def test_the_local_model_numbers_the_step_it_asks_for() -> None:
-    from wikireact.local_model import _to_gemma_turns
-    from wikireact.step_form import answer_blocks, step_number
+    from wikireact.models.local.llama import _to_gemma_turns
+    from wikireact.models.local.step_form import answer_blocks, step_number
 
     history = [_step("executed", "Search[Ed Wood]", "Ed Wood was an American filmmaker.")]
     for build in (prompts.build_messages, small_model_prompt.build_messages):
@@ -137,19 +133,21 @@ def test_the_local_model_numbers_the_step_it_asks_for() -> None:
 
 
 def test_the_small_exemplars_replace_the_default_ones_but_not_a_users_prompt_file() -> None:
-    from wikireact.exemplars import default_episodes
+    from wikireact.prompting.exemplars import default_episodes
 
     model = SmallSpy()
-    own = build_prompt(model, QUESTION, [], "react", default_episodes("react"))
-    assert own == build_prompt(model, QUESTION, [], "react")  # what `eval` passes = what `ask` gets
+    own = build_prompt(prompt_variant(model), QUESTION, [], "react", default_episodes("react"))
+    assert own == build_prompt(
+        prompt_variant(model), QUESTION, [], "react"
+    )  # what `eval` passes = what `ask` gets
     assert str(own[1].content) == f"Question: {EXEMPLARS[0].question}"
-    users = build_prompt(model, QUESTION, [], "react", EXEMPLARS[1:])
+    users = build_prompt(prompt_variant(model), QUESTION, [], "react", EXEMPLARS[1:])
     assert str(users[1].content) == f"Question: {EXEMPLARS[1].question}"
 
 
 def test_a_search_may_not_reopen_a_page_but_may_follow_a_miss_suggestion() -> None:
-    from wikireact.local_model import _to_gemma_turns
-    from wikireact.step_form import search_rules, step_form
+    from wikireact.models.local.llama import _to_gemma_turns
+    from wikireact.models.local.step_form import search_rules, step_form
 
     opened = _step("executed", "Search[The Magic Flute]", "The Magic Flute is an opera by Mozart.")
     missed = _step(
@@ -207,7 +205,7 @@ class _FakeLlama:
 def test_the_local_model_writes_the_thought_then_an_action_narrowed_by_it(
     monkeypatch: Any,
 ) -> None:
-    from wikireact import local_model
+    from wikireact.models.local import llama as local_model
 
     fake = _FakeLlama(["Thought 2: It is 3,776.24 m high.\n", "Action 2: Finish[3,776.24]"])
     monkeypatch.setattr(local_model, "_constraint", lambda client, grammar, t: {"grammar": grammar})
@@ -230,8 +228,8 @@ def test_the_local_model_writes_the_thought_then_an_action_narrowed_by_it(
 
 
 def test_the_local_model_decodes_cot_and_standard_prompts_freely(monkeypatch: Any) -> None:
-    from wikireact import local_model
     from wikireact.eval.baselines import cot_messages, extract_answer, standard_messages
+    from wikireact.models.local import llama as local_model
 
     monkeypatch.setattr(local_model, "_constraint", lambda client, grammar, t: {"grammar": grammar})
     monkeypatch.setattr(local_model, "_chat_prompt", lambda turns: "PROMPT|")

@@ -53,7 +53,7 @@ def test_the_graph_submodule_is_the_module_not_the_compiled_graph() -> None:
         "print(type(wikireact.graph).__name__, callable(wikireact.graph.run_to_end), "
         "type(wikireact.graph.graph).__name__)"
     )
-    assert out.split() == ["module", "True", "ReActGraph"]
+    assert out.split() == ["module", "True", "EpisodeGraph"]
 
 
 @pytest.mark.parametrize(

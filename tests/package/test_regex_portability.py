@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from wikireact.answer_spans import _WORD
+from wikireact.models.local.answer_spans import _WORD
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 RE_FUNCTIONS = frozenset(
     {"compile", "search", "match", "fullmatch", "findall", "finditer", "sub", "subn", "split"}
 )

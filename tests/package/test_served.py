@@ -21,7 +21,7 @@ pytest.importorskip("langgraph_api")
 from langgraph_sdk import get_sync_client  # noqa: E402
 
 pytestmark = [pytest.mark.served, pytest.mark.slow]
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 
 def free_port() -> int:

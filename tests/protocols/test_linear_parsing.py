@@ -14,10 +14,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from wikireact import protocol, tools_protocol
 from wikireact.eval.baselines import extract_answer
-from wikireact.local_model import has_complete_action
-from wikireact.protocol import cut_at_observation, parse_output
+from wikireact.models.local.llama import has_complete_action
+from wikireact.protocols import text as protocol
+from wikireact.protocols import tools as tools_protocol
+from wikireact.protocols.text import cut_at_observation, parse_output
 from wikireact.wiki import sentences
 from wikireact.wiki.sentences import split_sentences
 

@@ -6,7 +6,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from wikireact.protocol import Action, FormatError, cut_at_observation, parse_action, parse_output
+from wikireact.protocols.text import (
+    Action,
+    FormatError,
+    cut_at_observation,
+    parse_action,
+    parse_output,
+)
 
 GOOD = [
     ("Thought: find him.\nAction: Search[Ed Wood]", "find him.", Action("Search", "Ed Wood")),

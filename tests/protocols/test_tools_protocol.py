@@ -29,9 +29,9 @@ from typer.testing import CliRunner
 
 from wikireact import Context, MemorySource, ScriptedChatModel, build_graph
 from wikireact.cli.app import app
-from wikireact.models import ModelConfigurationError
-from wikireact.scripted import ScriptOutput
-from wikireact.tools_protocol import TOOLS
+from wikireact.errors import ModelConfigurationError
+from wikireact.models.scripted import ScriptOutput
+from wikireact.protocols.tools import TOOLS
 
 SHARED_STATE = (
     "answer",

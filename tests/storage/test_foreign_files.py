@@ -18,8 +18,8 @@ from support import GOOD_RUN, PAGES, QUESTION, flat
 from typer.testing import CliRunner, Result
 
 from wikireact.cli.app import app
-from wikireact.threads import ThreadStore
-from wikireact.wiki.snapshot import SnapshotStore
+from wikireact.storage.sqlite.threads import SqliteThreads
+from wikireact.wiki.snapshot import SnapshotDatabase
 
 runner = CliRunner()
 
@@ -69,13 +69,13 @@ def stock_langgraph_checkpoints(path: Path) -> None:
 
 
 def snapshot_file(path: Path) -> None:
-    store = SnapshotStore.create(path)
+    store = SnapshotDatabase.create(path)
     store.put_many((title, "page", text) for title, text in PAGES.items())
     store.conn.close()
 
 
 def checkpoint_file(path: Path) -> None:
-    ThreadStore(path).close()
+    SqliteThreads(path).close()
 
 
 def garbage(path: Path) -> None:
@@ -274,4 +274,4 @@ def test_new_empty_and_own_files_are_used(tmp_path: Path, pages: Path, script: s
     conn.commit()
     conn.close()
     assert blank.stat().st_size > 0
-    ThreadStore(blank).close()
+    SqliteThreads(blank).close()

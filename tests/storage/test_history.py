@@ -17,7 +17,7 @@ from support import GOOD_RUN, QUESTION, thread
 from wikireact import Context, MemorySource, ScriptedChatModel, build_graph
 from wikireact.history import CheckpointSummary, list_checkpoints
 from wikireact.state import InputState, OutputState, State
-from wikireact.threads import ThreadStore
+from wikireact.storage.sqlite.threads import SqliteThreads
 
 Graph = CompiledStateGraph[State, Context, InputState, OutputState]
 
@@ -38,7 +38,7 @@ def from_snapshots(graph: Graph, thread_id: str) -> list[CheckpointSummary]:
 def test_listing_matches_full_snapshots_in_every_situation(
     tmp_path: Path, wiki: MemorySource
 ) -> None:
-    store = ThreadStore(tmp_path / "threads.db")
+    store = SqliteThreads(tmp_path / "threads.db")
     graph = build_graph(store.saver, model=ScriptedChatModel(outputs=GOOD_RUN), wiki=wiki)
     graph.invoke({"question": QUESTION}, thread("done"), durability="sync")  # finished
     failing = build_graph(
@@ -95,7 +95,7 @@ def test_history_reads_a_checkpoint_file_in_a_read_only_directory(
     folder = tmp_path / "shared"
     folder.mkdir()
     db = folder / "threads.db"
-    store = ThreadStore(db)
+    store = SqliteThreads(db)
     store.register("t1", QUESTION, Context(model="scripted:x", wiki="offline"))
     graph = build_graph(store.saver, model=ScriptedChatModel(outputs=GOOD_RUN), wiki=wiki)
     graph.invoke({"question": QUESTION}, thread("t1"), durability="sync")

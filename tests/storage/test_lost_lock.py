@@ -23,7 +23,7 @@ from typer.testing import CliRunner
 from wikireact import ScriptedChatModel
 from wikireact.cli.app import app
 from wikireact.eval.run import run_eval
-from wikireact.pgcluster import PgCluster
+from wikireact.storage.postgres.cluster import PgCluster
 from wikireact.wiki.snapshot import SnapshotSource
 
 runner = CliRunner()

@@ -21,8 +21,8 @@ from typer.testing import CliRunner
 
 from wikireact import MemorySource, ScriptedChatModel, build_graph
 from wikireact.cli.app import app
-from wikireact.scripted import ScriptOutput
-from wikireact.threads import open_store
+from wikireact.models.scripted import ScriptOutput
+from wikireact.storage.threads import open_threads
 
 runner = CliRunner()
 NUL_ANSWER = "Pough\u0000keepsie"
@@ -33,7 +33,7 @@ NUL_RUN: list[ScriptOutput] = [
 
 
 def final_values(db: str, thread_id: str) -> dict[str, Any]:
-    store = open_store(db)
+    store = open_threads(db)
     try:
         return dict(build_graph(store.saver).get_state(thread(thread_id)).values)
     finally:
@@ -77,7 +77,7 @@ def test_nul_text_reads_back_the_same_from_postgresql_sqlite_and_the_stock_saver
     question = "Where was Ed\u0000Wood born?"
     finals = {}
     for db in (pg_url, str(tmp_path / "threads.db")):
-        store = open_store(db)
+        store = open_threads(db)
         try:
             graph = build_graph(
                 store.saver, model=ScriptedChatModel(outputs=NUL_RUN), wiki=MemorySource(PAGES)

@@ -18,8 +18,8 @@ from support import GOOD_RUN, ask_args, flat, write_script
 from typer.testing import CliRunner
 
 from wikireact.cli.app import app
-from wikireact.pg_url import has_password, hide_password, redacted, without_password
-from wikireact.pgcluster import PgCluster
+from wikireact.storage.postgres.cluster import PgCluster
+from wikireact.storage.postgres.url import has_password, hide_password, redacted, without_password
 
 runner = CliRunner()
 pytestmark = pytest.mark.usefixtures("cli_env")

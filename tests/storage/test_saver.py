@@ -20,12 +20,12 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from support import GOOD_RUN, MANY_PAGES, QUESTION, distinct_steps, thread
 
 from wikireact import Context, MemorySource, ScriptedChatModel, build_graph
-from wikireact.compact import CompressingSerializer, pack_writes, unpack_writes
-from wikireact.saver import CompactSqliteSaver
-from wikireact.scripted import ScriptOutput
-from wikireact.threads import _SCHEMA as threads_schema
-from wikireact.threads import ThreadStore
-from wikireact.value_chunks import decode_refs
+from wikireact.models.scripted import ScriptOutput
+from wikireact.storage.sqlite.codec import CompressingSerializer, pack_writes, unpack_writes
+from wikireact.storage.sqlite.saver import CompactSqliteSaver
+from wikireact.storage.sqlite.threads import _SCHEMA as threads_schema
+from wikireact.storage.sqlite.threads import SqliteThreads
+from wikireact.storage.sqlite.value_chunks import decode_refs
 
 
 class AsyncCompactSaver(CompactSqliteSaver):
@@ -102,7 +102,7 @@ def test_a_thread_written_by_the_previous_layout_resumes(
     assert conn.execute("SELECT count(*) FROM writes").fetchone()[0] > 0
     conn.close()
 
-    store = ThreadStore(db)  # moves the stock `writes` rows into `task_writes`
+    store = SqliteThreads(db)  # moves the stock `writes` rows into `task_writes`
     assert store.conn.execute("SELECT count(*) FROM writes").fetchone()[0] == 0
     assert (
         store.conn.execute("SELECT count(*) FROM checkpoints WHERE snapshots IS NULL").fetchone()[0]
@@ -149,7 +149,7 @@ def test_history_and_states_equal_the_stock_savers(tmp_path: Path, wiki: MemoryS
         yield from states_of(saver)
 
     stock = list(states(SqliteSaver(sqlite3.connect(tmp_path / "s.db", check_same_thread=False))))
-    store = ThreadStore(tmp_path / "o.db")
+    store = SqliteThreads(tmp_path / "o.db")
     ours = list(states(store.saver))
     assert ours == stock and len(ours) > 70 and ours[0][0]["steps"] == len(LONG_RUN)
     snapshots = store.conn.execute(
@@ -158,7 +158,7 @@ def test_history_and_states_equal_the_stock_savers(tmp_path: Path, wiki: MemoryS
     assert {"trajectory", "usage", "current"} <= {
         name for (row,) in snapshots for name in row.split(",")
     }
-    fresh = ThreadStore(tmp_path / "o.db")  # no cache: read from the file alone
+    fresh = SqliteThreads(tmp_path / "o.db")  # no cache: read from the file alone
     assert list(states_of(fresh.saver)) == stock
 
 
@@ -188,7 +188,7 @@ def test_snapshots_stored_in_pieces_read_back_exactly(tmp_path: Path) -> None:
     stock_saver = SqliteSaver(sqlite3.connect(tmp_path / "s.db", check_same_thread=False))
     run_distinct(stock_saver, 70)
     stock = list(states_of(stock_saver))
-    store = ThreadStore(tmp_path / "o.db")
+    store = SqliteThreads(tmp_path / "o.db")
     run_distinct(store.saver, 70)
     assert list(states_of(store.saver)) == stock and stock[0][0]["steps"] == 70
     chunked = {
@@ -197,7 +197,7 @@ def test_snapshots_stored_in_pieces_read_back_exactly(tmp_path: Path) -> None:
         for channel in decode_refs(refs)
     }
     assert {"trajectory", "usage", "audit", "proposals"} <= chunked
-    assert list(states_of(ThreadStore(tmp_path / "o.db").saver)) == stock  # from the file alone
+    assert list(states_of(SqliteThreads(tmp_path / "o.db").saver)) == stock  # from the file alone
 
 
 def test_a_thread_saved_with_whole_snapshots_resumes(
@@ -206,8 +206,8 @@ def test_a_thread_saved_with_whole_snapshots_resumes(
     """A file of the version before `value_chunks` (whole snapshots, no `chunks` column)."""
     db = tmp_path / "threads.db"
     with monkeypatch.context() as patch:
-        patch.setattr("wikireact.saver.chunkable", lambda value: False)
-        store = ThreadStore(db)
+        patch.setattr("wikireact.storage.sqlite.saver.chunkable", lambda value: False)
+        store = SqliteThreads(db)
         run_distinct(store.saver, 60, fail_at=45)
         store.close()
     conn = sqlite3.connect(db)
@@ -217,7 +217,7 @@ def test_a_thread_saved_with_whole_snapshots_resumes(
     )
     conn.close()
 
-    store = ThreadStore(db)
+    store = SqliteThreads(db)
     assert build_graph(store.saver).get_state(thread()).values["steps"] == 44
     run_distinct(store.saver, 60)
     stock_saver = SqliteSaver(sqlite3.connect(tmp_path / "s.db", check_same_thread=False))
@@ -256,6 +256,6 @@ def test_repeated_writes_of_a_task_follow_the_stock_rules(tmp_path: Path) -> Non
         return found.pending_writes or []
 
     stock = pending(SqliteSaver(sqlite3.connect(tmp_path / "s.db", check_same_thread=False)))
-    ours = pending(ThreadStore(tmp_path / "o.db").saver)
+    ours = pending(SqliteThreads(tmp_path / "o.db").saver)
     assert ours == stock
     assert ("task1", "__interrupt__", "second") in ours and ("task1", "a", 1) in ours

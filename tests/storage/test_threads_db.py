@@ -23,9 +23,11 @@ from typer.testing import CliRunner
 
 from wikireact import MemorySource, ScriptedChatModel, build_graph
 from wikireact.cli.app import app
-from wikireact.compact import CompressingSerializer
-from wikireact.saver import CompactSqliteSaver
-from wikireact.threads import ThreadStore, ThreadStoreError, open_store
+from wikireact.errors import ThreadsError
+from wikireact.storage.sqlite.codec import CompressingSerializer
+from wikireact.storage.sqlite.saver import CompactSqliteSaver
+from wikireact.storage.sqlite.threads import SqliteThreads
+from wikireact.storage.threads import open_threads
 
 runner = CliRunner()
 ACTIONS = ["Search[Scott Derrickson]", "Search[Ed Wood]", "Lookup[born]", "Finish[yes]"]
@@ -41,7 +43,7 @@ def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def chain(db: str, thread_id: str) -> list[tuple[int, str]]:
     """The thread's checkpoints, oldest first, as (superstep, parent id); asserts one linear chain."""
-    store = open_store(db)
+    store = open_threads(db)
     try:
         history = list(build_graph(store.saver).get_state_history(thread(thread_id)))
     finally:
@@ -129,7 +131,7 @@ def test_a_running_thread_is_not_resumed_twice(
         ],
     )
     assert first.exit_code == 1
-    holder = open_store(db_target)  # stands for another process running the thread
+    holder = open_threads(db_target)  # stands for another process running the thread
     try:
         assert holder.try_claim("busy")
         refused = runner.invoke(
@@ -240,8 +242,8 @@ def test_stock_sqlite_thread_continues_with_wikireacts_saver(tmp_path: Path) -> 
     )
     stock.invoke({"question": QUESTION}, thread())
     assert stock.get_state(thread()).next == ("act",)
-    with pytest.raises(ThreadStoreError, match="another program's SQLite database"):
-        ThreadStore(db)  # the CLI's store refuses a file it did not create, in one line
+    with pytest.raises(ThreadsError, match="another program's SQLite database"):
+        SqliteThreads(db)  # the CLI's store refuses a file it did not create, in one line
     saver = CompactSqliteSaver(
         sqlite3.connect(db, check_same_thread=False), serde=CompressingSerializer()
     )

@@ -10,9 +10,9 @@ import pytest
 from support import PAGES
 
 from wikireact import Context, MemorySource, ScriptedChatModel, build_graph
-from wikireact.scripted import ScriptOutput
-from wikireact.threads import ThreadStore
-from wikireact.wal_checkpoints import fold_while_open
+from wikireact.models.scripted import ScriptOutput
+from wikireact.storage.sqlite.threads import SqliteThreads
+from wikireact.storage.sqlite.wal import fold_while_open
 
 SCRIPT: list[ScriptOutput] = [
     "Thought: look.\nAction: Search[Ed Wood]",
@@ -25,7 +25,7 @@ def wal_threads(path: Path) -> list[threading.Thread]:
     return [t for t in threading.enumerate() if t.name == f"wikireact-wal {path}"]
 
 
-def run_episodes(store: ThreadStore, count: int, prefix: str = "t") -> None:
+def run_episodes(store: SqliteThreads, count: int, prefix: str = "t") -> None:
     graph = build_graph(
         store.saver, model=ScriptedChatModel(outputs=SCRIPT), wiki=MemorySource(PAGES)
     )
@@ -41,7 +41,7 @@ def run_episodes(store: ThreadStore, count: int, prefix: str = "t") -> None:
 
 def test_commits_leave_the_log_to_the_background_thread(tmp_path: Path) -> None:
     path = tmp_path / "threads.db"
-    store = ThreadStore(path)
+    store = SqliteThreads(path)
     try:
         assert store.conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 0
         empty = path.stat().st_size
@@ -58,12 +58,12 @@ def test_commits_leave_the_log_to_the_background_thread(tmp_path: Path) -> None:
 
 def test_close_stops_the_thread_and_the_file_reads_back(tmp_path: Path) -> None:
     path = tmp_path / "threads.db"
-    store = ThreadStore(path)
+    store = SqliteThreads(path)
     assert len(wal_threads(path)) == 1
     run_episodes(store, 3)
     store.close()
     assert not wal_threads(path)
-    reopened = ThreadStore(path)
+    reopened = SqliteThreads(path)
     try:
         graph = build_graph(reopened.saver)
         values = graph.get_state({"configurable": {"thread_id": "t2"}}).values
@@ -80,9 +80,9 @@ def test_a_removed_file_ends_the_thread_and_is_not_recreated(tmp_path: Path) -> 
 
 def test_a_long_run_keeps_the_log_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """PASSIVE checkpoints beside a busy writer never start the log over: it grew without bound."""
-    monkeypatch.setattr("wikireact.wal_checkpoints.RESTART_OVER", 256 * 1024, raising=False)
+    monkeypatch.setattr("wikireact.storage.sqlite.wal.RESTART_OVER", 256 * 1024, raising=False)
     path = tmp_path / "threads.db"
-    store = ThreadStore(path)
+    store = SqliteThreads(path)
     sizes, done = [0], threading.Event()
 
     def watch() -> None:

@@ -23,11 +23,11 @@ from support import flat, write_script
 from typer.testing import CliRunner
 
 from wikireact.cli.app import app
-from wikireact.wiki import dump_files
 from wikireact.wiki.base import Disambiguation, Page
 from wikireact.wiki.environment import lookup, search
+from wikireact.wiki.importing import dump_files
+from wikireact.wiki.importing.snapshot_files import temporary_name
 from wikireact.wiki.snapshot import SnapshotSource
-from wikireact.wiki.snapshot_files import temporary_name
 
 runner = CliRunner()
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from wikireact import Disambiguation, MemorySource, WikiUnavailableError
+from wikireact import Disambiguation, MemorySource
+from wikireact.errors import WikiUnavailableError
 from wikireact.wiki.environment import NO_PAGE_OPEN, lookup, search, truncate
 
 TEXT = (

@@ -17,8 +17,8 @@ from support import GOOD_RUN, PAGES, QUESTION, thread
 
 from wikireact import MemorySource, build_graph
 from wikireact.errors import WikiOutageError
-from wikireact.models import MODEL_MAX_RETRIES
-from wikireact.scripted import ScriptOutput
+from wikireact.models.registry import MODEL_MAX_RETRIES
+from wikireact.models.scripted import ScriptOutput
 from wikireact.state import InputState
 from wikireact.wiki.live import LiveSource, Transport
 

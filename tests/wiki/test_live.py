@@ -14,10 +14,11 @@ import requests
 import responses
 from fake_mediawiki import FakeMediaWiki
 
-from wikireact.wiki.base import Disambiguation, Page, WikiUnavailableError
+from wikireact.errors import WikiUnavailableError
+from wikireact.wiki.base import Disambiguation, Page
 from wikireact.wiki.environment import search
 from wikireact.wiki.live import API_URL, USER_AGENT, CachedSource, LiveSource, Transport
-from wikireact.wiki.snapshot import SnapshotSource, SnapshotStore
+from wikireact.wiki.snapshot import SnapshotDatabase, SnapshotSource
 
 URL = re.compile(re.escape(API_URL) + r".*")
 
@@ -149,7 +150,7 @@ def test_cache_fetches_a_title_once_and_records_for_replay(
     api: responses.RequestsMock, wiki: FakeMediaWiki, tmp_path: Path
 ) -> None:
     db = tmp_path / "cache.db"
-    cached = CachedSource(live(), SnapshotStore.create(db))
+    cached = CachedSource(live(), SnapshotDatabase.create(db))
     first = [search(cached, t).observation for t in ("Edward D. Wood Jr.", "Ed Woody", "Mercury")]
     requests_after_first = len(wiki.calls)
     second = [search(cached, t).observation for t in ("Edward D. Wood Jr.", "Ed Woody", "Mercury")]
@@ -165,7 +166,7 @@ def test_cache_fetches_a_title_once_and_records_for_replay(
 
 
 def test_failures_are_not_cached(tmp_path: Path, wiki: FakeMediaWiki) -> None:
-    cached = CachedSource(live(retries=0), SnapshotStore.create(tmp_path / "c.db"))
+    cached = CachedSource(live(retries=0), SnapshotDatabase.create(tmp_path / "c.db"))
     with responses.RequestsMock() as mock:
         mock.add(responses.GET, URL, status=500)
         with pytest.raises(WikiUnavailableError):
@@ -190,7 +191,7 @@ def test_invalid_unicode_in_a_reply_is_repaired_and_cached(
 ) -> None:
     wiki.pages["Odd"] = "Odd \ud800 text is here."  # JSON carries it as "\ud800"
     wiki.search_results["Od"] = ["Odd", "Bad \udfff title"]
-    cached = CachedSource(live(), SnapshotStore.create(tmp_path / "cache.db"))
+    cached = CachedSource(live(), SnapshotDatabase.create(tmp_path / "cache.db"))
     assert search(cached, "Odd").observation == "Odd \ufffd text is here."
     assert (
         search(cached, "Od").observation

@@ -17,7 +17,7 @@ from wikireact.eval.dataset import load_dataset
 from wikireact.eval.scoring import normalize_answer
 from wikireact.wiki.environment import FIRST_SENTENCES
 
-QUESTIONS = Path(__file__).parent / "data" / "offline_single_hop.json"
+QUESTIONS = Path(__file__).resolve().parents[1] / "data" / "offline_single_hop.json"
 KINDS = ("person", "place", "date", "number")
 
 

@@ -19,7 +19,7 @@ from wikireact.cli.app import app
 from wikireact.wiki.environment import search
 from wikireact.wiki.snapshot import SnapshotSource, normalize_title
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 import dump_corpus  # noqa: E402  (the benchmark's generator: the same corpus shape at any size)
 
 PAGES = 20_000

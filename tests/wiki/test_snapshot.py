@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from wikireact.errors import SnapshotError
 from wikireact.wiki.base import Page
-from wikireact.wiki.importer import import_file
-from wikireact.wiki.snapshot import SnapshotError, SnapshotSource, SnapshotStore
+from wikireact.wiki.importing.importer import import_file
+from wikireact.wiki.snapshot import SnapshotDatabase, SnapshotSource
 
 HOTPOT = [
     {
@@ -51,7 +52,7 @@ def write_jsonl(path: Path, rows: list[dict]) -> Path:
 @pytest.fixture
 def snapshot(tmp_path: Path) -> Path:
     db = tmp_path / "wiki.db"
-    store = SnapshotStore.create(db)
+    store = SnapshotDatabase.create(db)
     hotpot = tmp_path / "hotpot.json"
     hotpot.write_text(json.dumps(HOTPOT), encoding="utf-8")
     stats = import_file(hotpot, store)
@@ -90,7 +91,7 @@ def test_similar_uses_full_text_search_title_first(snapshot: Path) -> None:
 
 
 def test_import_is_idempotent_and_updates_changed_pages(snapshot: Path, tmp_path: Path) -> None:
-    store = SnapshotStore.create(snapshot)
+    store = SnapshotDatabase.create(snapshot)
     first_id = store.meta("snapshot_id")
     jsonl = write_jsonl(
         tmp_path / "again.jsonl",
@@ -111,7 +112,7 @@ def test_import_is_idempotent_and_updates_changed_pages(snapshot: Path, tmp_path
 
 
 def test_malformed_input_changes_nothing(snapshot: Path, tmp_path: Path) -> None:
-    store = SnapshotStore.create(snapshot)
+    store = SnapshotDatabase.create(snapshot)
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"title": "New page", "text": "fine"}\n{"title": 3}\n', encoding="utf-8")
     with pytest.raises(SnapshotError, match="bad.jsonl:2"):
@@ -153,7 +154,7 @@ def test_read_only_snapshot_file_can_be_served(snapshot: Path) -> None:
 
 def test_streaming_import_handles_many_records(tmp_path: Path) -> None:
     rows = [{"title": f"Page {i}", "text": f"Page {i} is page number {i}."} for i in range(5000)]
-    store = SnapshotStore.create(tmp_path / "big.db")
+    store = SnapshotDatabase.create(tmp_path / "big.db")
     assert import_file(write_jsonl(tmp_path / "big.jsonl", rows), store).added == 5000
     assert SnapshotSource(store).fetch("page 4321") == Page(
         "Page 4321", "Page 4321 is page number 4321."

@@ -37,7 +37,7 @@ from wikireact.cli.studio import studio_command
 if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig
 
-    from wikireact.threads import Store
+    from wikireact.storage.threads import Threads
 
 # `--help`, `--version` and each command's `-h` import only what they print (typer, rich and
 # the option definitions): everything a command runs with is imported inside the command.
@@ -120,9 +120,9 @@ def ask(
 
     from wikireact.cli.episode import run_episode
     from wikireact.cli.hints import resume_hint
-    from wikireact.cli.resolve import run_model, run_settings, snapshot_id
+    from wikireact.cli.resolve import run_context, run_model, snapshot_id
     from wikireact.context import validate_question
-    from wikireact.threads import open_store, runner, thread_question
+    from wikireact.storage.threads import open_threads, runner, thread_question
 
     try:
         question = validate_question(question)
@@ -130,12 +130,12 @@ def ask(
         fail(str(exc))
     if offline:
         model, wiki = model or "local", wiki or "offline"
-    context = run_settings(
+    context = run_context(
         {}, model=model, wiki=wiki, max_steps=max_steps, approve=approve, protocol=protocol
     )
     resources, chat_model = run_model(context, model_cache)
     thread_id = thread_id or uuid.uuid4().hex[:12]
-    with closing(open_store(db)) as store, runner(store, thread_id):
+    with closing(open_threads(db)) as store, runner(store, thread_id):
         existing = thread_question(store, thread_id)
         if existing and existing != question:  # e.g. an eval's: never two questions in one thread
             fail(
@@ -161,19 +161,19 @@ def ask(
         )
 
 
-def _existing_store(db: str | None, thread_id: str, *, read_only: bool = False) -> Store:
+def _existing_store(db: str | None, thread_id: str, *, read_only: bool = False) -> Threads:
     """Open the checkpoint store that holds `thread_id`; never create an empty SQLite file."""
-    from wikireact.threads import default_db_path, is_postgres_url, open_store
+    from wikireact.storage.threads import default_db_path, is_postgres_url, open_threads
 
     path = db or default_db_path()
     if not is_postgres_url(db) and not Path(path).exists():
         fail(
             f"unknown thread id {thread_id!r}: there is no checkpoint file at {path} (wrong --db?)"
         )
-    return open_store(db, read_only=read_only)
+    return open_threads(db, read_only=read_only)
 
 
-def _checkpoint_config(store: Store, thread_id: str, checkpoint_id: str) -> RunnableConfig:
+def _checkpoint_config(store: Threads, thread_id: str, checkpoint_id: str) -> RunnableConfig:
     """Return the config of one of the thread's checkpoints; fail if it has no such checkpoint."""
     config: RunnableConfig = {
         "configurable": {"thread_id": thread_id, "checkpoint_id": checkpoint_id}
@@ -186,7 +186,7 @@ def _checkpoint_config(store: Store, thread_id: str, checkpoint_id: str) -> Runn
 
 
 def _extend_budget(
-    store: Store, thread_id: str, values: dict[str, Any], max_steps: int | None
+    store: Threads, thread_id: str, values: dict[str, Any], max_steps: int | None
 ) -> None:
     """Reopen a thread that ran out of budget when `max_steps` allows more steps, or say why not."""
     from wikireact.graph import build_graph
@@ -244,14 +244,18 @@ def resume(
     from wikireact.cli.display import clean, show_transcript
     from wikireact.cli.episode import run_episode
     from wikireact.cli.hints import resume_hint
-    from wikireact.cli.resolve import check_same_snapshot, run_model, run_settings
+    from wikireact.cli.resolve import check_same_snapshot, run_context, run_model
     from wikireact.graph import build_graph
-    from wikireact.threads import runner
+    from wikireact.storage.threads import runner
 
     with closing(_existing_store(db, thread_id)) as store:
         question = store.question(thread_id)
-        context = run_settings(
-            store.settings(thread_id), model=model, wiki=wiki, max_steps=max_steps, approve=approve
+        context = run_context(
+            store.context_fields(thread_id),
+            model=model,
+            wiki=wiki,
+            max_steps=max_steps,
+            approve=approve,
         )
         resources, chat_model = run_model(context, model_cache)
         if wiki is None:
@@ -299,9 +303,9 @@ def history(
 
     from rich.text import Text
 
-    from wikireact.audit import history_json
     from wikireact.cli.display import show_transcript
     from wikireact.cli.hints import resume_hint
+    from wikireact.episode.audit import history_json
     from wikireact.graph import build_graph
     from wikireact.history import list_checkpoints
 
@@ -314,7 +318,7 @@ def history(
                 history_json(
                     thread_id,
                     question,
-                    store.settings(thread_id),
+                    store.context_fields(thread_id),
                     dict(graph.get_state(config).values),
                 )
             )

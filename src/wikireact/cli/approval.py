@@ -18,7 +18,7 @@ from rich.console import Console
 from rich.text import Text
 
 from wikireact.cli.display import clean, labelled
-from wikireact.protocol import FormatError, parse_action, valid_unicode
+from wikireact.protocols.text import FormatError, parse_action, valid_unicode
 
 APPROVE = frozenset({"y", "yes"})
 REJECT = frozenset({"n", "no"})

@@ -9,16 +9,21 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import RunnableConfig
 from langgraph.types import Command
 
-from wikireact.audit import signed
 from wikireact.cli.approval import ApprovalPrompt
 from wikireact.cli.common import console, errors, fail, thread_config
 from wikireact.cli.display import result_json, show_result, show_step
 from wikireact.context import Context
-from wikireact.errors import ConfigurationError, EpisodeStoppedError, WikiOutageError, first_line
+from wikireact.episode.audit import signed
+from wikireact.errors import (
+    ConfigurationError,
+    EpisodeStoppedError,
+    LockLostError,
+    WikiOutageError,
+    first_line,
+)
 from wikireact.graph import build_graph
-from wikireact.model_cache import CachedChatModel
-from wikireact.thread_settings import LockLostError
-from wikireact.threads import STORE_ERRORS, Store
+from wikireact.models.cache import CachedChatModel
+from wikireact.storage.threads import DATABASE_ERRORS, Threads
 from wikireact.wiki.base import WikiSource
 
 
@@ -30,7 +35,7 @@ def _decide(prompt: ApprovalPrompt, pending: Any) -> Any:
 
 
 def _drive(
-    store: Store,
+    store: Threads,
     payload: Any,
     thread_id: str,
     context: Context,
@@ -74,7 +79,7 @@ def _drive(
 
 
 def run_episode(
-    store: Store,
+    store: Threads,
     payload: Any,
     thread_id: str,
     context: Context,
@@ -117,7 +122,7 @@ def run_episode(
             f"{str(exc).rstrip('.')}. The episode is saved: continue it later with {hint}{alternative}",
             1,
         )
-    except STORE_ERRORS as exc:  # e.g. a full disk, or the database server went away
+    except DATABASE_ERRORS as exc:  # e.g. a full disk, or the database server went away
         if store.lock_lost():  # nothing more was saved: another process may take it over
             fail(
                 f"{LockLostError.explain(store.location, exc)}: the episode stopped before its next save. The "

@@ -17,8 +17,8 @@ from wikireact.context import DEFAULT_MAX_STEPS, DEFAULT_MODEL
 from wikireact.eval.method_names import METHODS
 
 if TYPE_CHECKING:
+    from wikireact.episode.resources import Resources
     from wikireact.eval.harness import EvalConfig
-    from wikireact.resources import Resources
 
 # `eval -h` imports only the option definitions: the evaluation is imported when it runs.
 console = Console()
@@ -82,8 +82,8 @@ def report_command(
     With --db URL --run NAME, the report of a shared run is rebuilt from the database first.
     """
     from wikireact.cli.report_command import eval_report
-    from wikireact.eval.harness import EvalError
-    from wikireact.threads import is_postgres_url
+    from wikireact.errors import EvalError
+    from wikireact.storage.threads import is_postgres_url
 
     with tempfile.TemporaryDirectory(prefix="wikireact-report-") as scratch:
         if db is not None:
@@ -204,17 +204,21 @@ def eval_command(
 ) -> None:
     """Evaluate a method on the HotpotQA-style questions in DATASET."""
     from wikireact.cli.eval_progress import EvalProgress
-    from wikireact.errors import ConfigurationError, EpisodeStoppedError
-    from wikireact.eval.dataset import DatasetError
-    from wikireact.eval.harness import EvalConfig, EvalError
+    from wikireact.errors import (
+        ConfigurationError,
+        DatasetError,
+        EpisodeStoppedError,
+        EvalError,
+        LockLostError,
+        ModelCacheError,
+        PromptFileError,
+    )
+    from wikireact.eval.harness import EvalConfig
     from wikireact.eval.report import categories_table, comparison_tables
     from wikireact.eval.run import run_eval
     from wikireact.eval.runs import Run
-    from wikireact.exemplars import PromptFileError
-    from wikireact.model_cache import ModelCacheError
-    from wikireact.models import absolute_model_spec, is_local
-    from wikireact.thread_settings import LockLostError
-    from wikireact.threads import is_postgres_url
+    from wikireact.models.registry import absolute_model_spec, is_local
+    from wikireact.storage.threads import is_postgres_url
     from wikireact.wiki.factory import absolute_wiki_spec
 
     if run is not None and db is None:
@@ -321,14 +325,14 @@ def _open_eval_resources(config: EvalConfig) -> Resources:
 
 def _shared_report(db: str, run: str, out: Path) -> dict[str, Any]:
     """Rebuild a shared run's report from the database and write it into `out`."""
-    from wikireact.eval.harness import EvalError
-    from wikireact.extras import require
+    from wikireact._extras import require
+    from wikireact.errors import EvalError
 
     require("postgres", "PostgreSQL threads need")
     from wikireact.eval.shared_run import shared_report, write_report
-    from wikireact.threads_postgres import PostgresThreadStore
+    from wikireact.storage.postgres.threads import PostgresThreads
 
-    store = PostgresThreadStore(db)
+    store = PostgresThreads(db)
     try:
         report, records = shared_report(store, run)
     except EvalError as exc:

@@ -1,6 +1,6 @@
 """The exact `wikireact resume ...` command a user can copy to continue a thread.
 
-A PostgreSQL `--db` URL is printed without its password (`wikireact.pg_url`): the hint
+A PostgreSQL `--db` URL is printed without its password (`wikireact.storage.postgres.url`): the hint
 then says where libpq takes it from (PGPASSWORD, ~/.pgpass or a service file).
 """
 
@@ -9,8 +9,8 @@ from __future__ import annotations
 import shlex
 from pathlib import Path
 
-from wikireact.pg_url import PASSWORD_SOURCES, has_password, without_password
-from wikireact.threads import default_db_path
+from wikireact.storage.postgres.url import PASSWORD_SOURCES, has_password, without_password
+from wikireact.storage.threads import default_db_path
 
 
 def resume_command(

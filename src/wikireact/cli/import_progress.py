@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
 from wikireact.cli.eval_progress import _duration
-from wikireact.wiki.dump_import import DumpStats
+from wikireact.wiki.importing.dump_import import DumpStats
 
 PLAIN_INTERVAL_S = 10.0
 

@@ -11,15 +11,16 @@ from langchain_core.language_models import BaseChatModel
 from wikireact.cli.common import errors, fail
 from wikireact.cli.display import clean
 from wikireact.context import Context
-from wikireact.model_cache import CachedChatModel, SqliteModelCache, model_identity
-from wikireact.models import MissingApiKeyError, absolute_model_spec, load_chat_model
-from wikireact.resources import Resources, resolve_resources
-from wikireact.threads import Store
+from wikireact.episode.resources import Resources, resolve_resources
+from wikireact.errors import MissingApiKeyError
+from wikireact.models.cache import CachedChatModel, SqliteModelCache, model_identity
+from wikireact.models.registry import absolute_model_spec, load_chat_model
+from wikireact.storage.threads import Threads
 from wikireact.wiki.factory import absolute_wiki_spec, open_source
 from wikireact.wiki.snapshot import SnapshotSource
 
 
-def run_settings(base: dict[str, Any], **overrides: Any) -> Context:
+def run_context(base: dict[str, Any], **overrides: Any) -> Context:
     """Return the run's settings, with file paths made absolute (they are stored with the thread)."""
     values = {**base, **{k: v for k, v in overrides.items() if v is not None}}
     try:
@@ -66,7 +67,7 @@ def snapshot_id(wiki: str) -> str | None:
     return source.snapshot_id if isinstance(source, SnapshotSource) else None
 
 
-def check_same_snapshot(store: Store, thread_id: str, context: Context) -> None:
+def check_same_snapshot(store: Threads, thread_id: str, context: Context) -> None:
     """Refuse to resume a thread on a snapshot other than the one it started on."""
     started_on = store.snapshot_id(thread_id)
     now = snapshot_id(context.wiki)

@@ -1,6 +1,6 @@
 """`wikireact snapshot import`: dumps, HotpotQA JSON and JSONL files into one snapshot file.
 
-A new `--out` appears only when every input was imported (`wikireact.wiki.snapshot_files`);
+A new `--out` appears only when every input was imported (`wikireact.wiki.importing.snapshot_files`);
 an existing one is extended, each input in one transaction. Ctrl-C ends in one line
 saying what was kept.
 """
@@ -12,11 +12,11 @@ from pathlib import Path
 from wikireact.cli.common import console, errors, fail
 from wikireact.cli.display import clean
 from wikireact.cli.import_progress import ImportProgress
-from wikireact.wiki.dump_files import is_dump
-from wikireact.wiki.dump_import import import_dump, record_source
-from wikireact.wiki.importer import import_file, source_entry
-from wikireact.wiki.snapshot import SnapshotStore
-from wikireact.wiki.snapshot_files import snapshot_for_import
+from wikireact.wiki.importing.dump_files import is_dump
+from wikireact.wiki.importing.dump_import import import_dump, record_source
+from wikireact.wiki.importing.importer import import_file, source_entry
+from wikireact.wiki.importing.snapshot_files import snapshot_for_import
+from wikireact.wiki.snapshot import SnapshotDatabase
 
 
 def import_snapshot(
@@ -47,7 +47,7 @@ def import_snapshot(
 
 
 def _import_dump(
-    path: Path, store: SnapshotStore, bulk: bool, skip_bad_lines: bool, workers: int | None
+    path: Path, store: SnapshotDatabase, bulk: bool, skip_bad_lines: bool, workers: int | None
 ) -> None:
     with ImportProgress(clean(path), errors) as shown:
         dump = import_dump(

@@ -18,8 +18,9 @@ from typing import Annotated
 
 import typer
 
+from wikireact._extras import require
 from wikireact.cli.common import fail
-from wikireact.extras import MissingExtraError, require
+from wikireact.errors import MissingExtraError
 
 GRAPH = "wikireact.graph:graph"
 

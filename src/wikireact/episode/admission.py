@@ -1,11 +1,11 @@
-"""The door of a run: what `ReActGraph` checks before LangGraph touches the thread.
+"""The door of a run: what `EpisodeGraph` checks before LangGraph touches the thread.
 
 LangGraph applies a run's input as soon as it starts: a new question on a thread
 discards the step in progress and overwrites the question, and a context dict with a
 key the agent does not know fails inside LangGraph. So these checks come first:
 
 - The context is read with `Context.read` (text values, foreign keys, one-line errors)
-  and checked against the episode's kept settings (`wikireact.episode_settings`).
+  and checked against the episode's kept settings (`wikireact.episode.stored_context`).
 - Turning approval off while a step waits for a decision, without giving one, approves it
   (`wikireact resume --no-approve` at a pause); a decision given with it is used.
 - One thread holds one episode. A question other than the thread's is refused. The
@@ -38,12 +38,10 @@ from langgraph.constants import CONFIG_KEY_CHECKPOINTER
 from langgraph.runtime import get_runtime
 from langgraph.types import Command, StateSnapshot
 
-from wikireact.context import Context, validate_question
-from wikireact.episode_settings import can_continue, settle
-from wikireact.errors import ConfigurationError
-from wikireact.nodes.observe import SUPERSTEPS_PER_STEP
-from wikireact.protocol import valid_unicode
-from wikireact.thread_settings import ThreadBusyError
+from wikireact.context import SUPERSTEPS_PER_STEP, Context, validate_question
+from wikireact.episode.stored_context import can_continue, settle
+from wikireact.errors import ConfigurationError, ThreadBusyError
+from wikireact.protocols.text import valid_unicode
 
 DEFAULT_RECURSION_LIMIT = 10_007
 """LangGraph's default `recursion_limit` (1.2)."""
@@ -175,7 +173,7 @@ def admit(
             f"{SUPERSTEPS_PER_STEP} supersteps): use at least {SUPERSTEPS_PER_STEP}"
         )
     read = Context.read(context) if context is not None else None
-    stored = (values or {}).get("settings") or {}
+    stored = (values or {}).get("context") or {}
     settings = settle(stored, read or _inherited_context())
     if settings.approve and thread is None:
         raise ConfigurationError(

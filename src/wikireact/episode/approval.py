@@ -11,10 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from wikireact.audit import structured_action
-from wikireact.protocol import Action, FormatError, parse_action
+from wikireact.episode.audit import structured_action
+from wikireact.protocols.text import Action, FormatError, parse_action
+from wikireact.protocols.tools import action_from_call
 from wikireact.state import ActionDict, Approval
-from wikireact.tools_protocol import action_from_call
 
 MAX_REVIEWER_CHARS = 100
 APPROVAL_HINT = (

@@ -1,15 +1,15 @@
-"""`ReActGraph`: the compiled ReAct graph, with a door and a lean `invoke`.
+"""`EpisodeGraph`: the compiled ReAct graph, with a door and a lean `invoke`.
 
 Every compiled wikireact graph is one (`build_graph(...)`, and `graph` and `builder.compile()`
 of `wikireact.graph`). It differs from a `CompiledStateGraph` in three ways:
 
 - `stream`/`astream` (so `invoke`, `ainvoke`, `batch`, `astream_events`, and a parent graph
-  running it as a node) check each run at the door first (`wikireact.admission`): the
+  running it as a node) check each run at the door first (`wikireact.episode.admission`): the
   context, one episode per thread, one run per thread, approval without a checkpointer.
 - A run given no `recursion_limit` (neither in its config nor by a parent graph it runs in)
   gets `wikireact.context.RECURSION_LIMIT`, room for a budget of `MAX_STEPS` steps
   (LangGraph's default, 10,007 supersteps, would stop an episode at 2,501 steps). A limit
-  given by the caller or a parent applies as given (see `wikireact.admission`).
+  given by the caller or a parent applies as given (see `wikireact.episode.admission`).
 - `invoke`/`ainvoke` return pending interrupts as `InterruptRecord`s (dicts that also
   have `.value` and `.id`), so a paused output is JSON-serialisable.
 - `invoke` saves checkpoints on one thread. A LangGraph run starts a thread pool for the
@@ -33,11 +33,11 @@ from langchain_core.runnables.config import var_child_runnable_config
 from langgraph.graph.state import CompiledStateGraph, StateGraph
 from langgraph.types import Interrupt
 
-from wikireact.admission import admit, hold, thread_of, thread_seen
 from wikireact.context import RECURSION_LIMIT, Context
+from wikireact.episode.admission import admit, hold, thread_of, thread_seen
 from wikireact.state import InputState, OutputState, State
 
-SAVE_THREADS = 1
+SAVE_WORKERS = 1
 """`max_concurrency` of a non-streaming run: the threads LangGraph saves checkpoints on."""
 WAITER_FREE_MODES = frozenset({"values", "updates", "checkpoints", "tasks", "debug"})
 """Stream modes that do not park a waiter on the run's thread pool."""
@@ -58,7 +58,7 @@ class InterruptRecord(dict[str, Any]):
         return str(self["id"])
 
 
-class ReActGraph(CompiledStateGraph[State, Context, InputState, OutputState]):
+class EpisodeGraph(CompiledStateGraph[State, Context, InputState, OutputState]):
     """The compiled ReAct graph (a `CompiledStateGraph`); see the module docstring."""
 
     def stream(
@@ -69,7 +69,7 @@ class ReActGraph(CompiledStateGraph[State, Context, InputState, OutputState]):
         context: Any = None,
         **kwargs: Any,
     ) -> Iterator[Any]:
-        """Check the run at the door (`wikireact.admission`), then stream it as LangGraph does."""
+        """Check the run at the door (`wikireact.episode.admission`), then stream it as LangGraph does."""
         config = with_default_limit(config)
         thread = thread_of(self.checkpointer, config)
         with hold(thread):
@@ -87,7 +87,7 @@ class ReActGraph(CompiledStateGraph[State, Context, InputState, OutputState]):
         context: Any = None,
         **kwargs: Any,
     ) -> AsyncIterator[Any]:
-        """Check the run at the door (`wikireact.admission`), then stream it as LangGraph does."""
+        """Check the run at the door (`wikireact.episode.admission`), then stream it as LangGraph does."""
         config = with_default_limit(config)
         thread = thread_of(self.checkpointer, config)
         with hold(thread):
@@ -113,7 +113,7 @@ class ReActGraph(CompiledStateGraph[State, Context, InputState, OutputState]):
             and not self.stream_eager
             and "max_concurrency" not in (config or {})
         ):
-            config = {**(config or {}), "max_concurrency": SAVE_THREADS}
+            config = {**(config or {}), "max_concurrency": SAVE_WORKERS}
         return as_json_output(super().invoke(input, config, stream_mode=stream_mode, **kwargs))
 
     async def ainvoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
@@ -140,17 +140,22 @@ def as_json_output(output: Any) -> Any:
     return {**output, INTERRUPT_KEY: pending}
 
 
-class ReActStateGraph(StateGraph[State, Context, InputState, OutputState]):
-    """The uncompiled ReAct graph; `compile` returns a `ReActGraph`."""
+class EpisodeStateGraph(StateGraph[State, Context, InputState, OutputState]):
+    """The uncompiled ReAct graph; `compile` returns a `EpisodeGraph`."""
 
-    def compile(self, *args: Any, **kwargs: Any) -> ReActGraph:
-        """Compile as LangGraph does, as a `ReActGraph`."""
-        return as_react_graph(super().compile(*args, **kwargs))
+    def compile(self, *args: Any, **kwargs: Any) -> EpisodeGraph:
+        """Compile as LangGraph does, as a `EpisodeGraph`."""
+        return as_episode_graph(super().compile(*args, **kwargs))
 
 
-def as_react_graph(
+def as_episode_graph(
     compiled: CompiledStateGraph[State, Context, InputState, OutputState],
-) -> ReActGraph:
-    """Return `compiled` as a `ReActGraph` (the same object: only the methods above differ)."""
-    compiled.__class__ = ReActGraph
-    return compiled  # type: ignore[return-value]
+) -> EpisodeGraph:
+    """Return an `EpisodeGraph` built from `compiled`'s parts (`compiled` itself is unchanged).
+
+    The same construction LangGraph's own `Pregel.copy` uses: a compiled graph is its
+    constructor's arguments, so a graph of the subclass is built from them; no object
+    changes its class.
+    """
+    parts = {key: value for key, value in compiled.__dict__.items() if key != "__orig_class__"}
+    return EpisodeGraph(**parts)

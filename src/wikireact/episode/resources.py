@@ -14,9 +14,10 @@ from dataclasses import dataclass
 from langchain_core.language_models import BaseChatModel
 
 from wikireact.context import Context
-from wikireact.exemplars import EpisodeExemplar
-from wikireact.models import MissingApiKeyError, load_chat_model
-from wikireact.tool_prompts import bind_protocol_tools
+from wikireact.errors import MissingApiKeyError
+from wikireact.models.registry import load_chat_model
+from wikireact.prompting.exemplars import EpisodeExemplar
+from wikireact.prompting.tools import bind_protocol_tools
 from wikireact.wiki.base import WikiSource
 from wikireact.wiki.factory import open_source
 

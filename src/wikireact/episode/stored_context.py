@@ -1,6 +1,6 @@
 """The settings an episode keeps (its `Context`), and which of them a later run may change.
 
-An episode's settings are stored in its state (`settings`) when it starts, so a resume
+An episode's settings are stored in its state (`context`) when it starts, so a resume
 without a context (`graph.invoke(None, config)`, another process, another environment)
 runs with them, approval gate included. A later run's context changes only the fields it
 gives (a dict's keys, a `Context`'s constructor arguments, a foreign object's fields of
@@ -56,26 +56,26 @@ def settle(stored: Mapping[str, Any] | None, context: object) -> Context:
                 f"{name} cannot change during an episode (it runs with {kept[name]!r}, the "
                 f"run gave {changes[name]!r}): start a new thread for another {name}"
             )
-    return _settings_of(tuple(sorted({**kept, **changes}.items())))
+    return _context_of(tuple(sorted({**kept, **changes}.items())))
 
 
 @functools.lru_cache(maxsize=64)
-def _settings_of(fields: tuple[tuple[str, Any], ...]) -> Context:
+def _context_of(fields: tuple[tuple[str, Any], ...]) -> Context:
     """Return the `Context` of these field values, built once (nodes read it on every step)."""
     return Context.read(dict(fields))
 
 
-def episode_settings(state: State, context: object) -> tuple[Context, dict[str, Any]]:
+def episode_context(state: State, context: object) -> tuple[Context, dict[str, Any]]:
     """Return a node's settings and the state update that keeps them with the episode.
 
     The update is empty when nothing changed; a new episode's also sets `EPISODE_START`.
     """
-    stored = state.get("settings")
+    stored = state.get("context")
     settings = settle(stored, context)
     record = settings.as_dict()
     if record == stored:
         return settings, {}
-    update: dict[str, Any] = {"settings": record}
+    update: dict[str, Any] = {"context": record}
     if state.get("status") is None:
         update |= EPISODE_START
     return settings, update

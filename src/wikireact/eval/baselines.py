@@ -1,7 +1,7 @@
 """The baselines without Wikipedia: Standard (direct answer), CoT, and CoT-SC (majority vote).
 
 Prompts are written for this project. The few-shot examples come from a prompt file
-(`wikireact.exemplars`: `cotqa_*` for CoT, `webqa_*` for Standard); wikireact's own are on
+(`wikireact.prompting.exemplars`: `cotqa_*` for CoT, `webqa_*` for Standard); wikireact's own are on
 the same three example questions as the ReAct prompt, so every method sees the same
 demonstrations.
 """
@@ -18,9 +18,9 @@ from langchain_core.language_models import LanguageModelInput
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import Runnable
 
-from wikireact.call_metadata import CALL_INDEX_KEY
 from wikireact.eval.scoring import normalize_answer
-from wikireact.exemplars import QaExemplar, default_qa
+from wikireact.models.call_metadata import CALL_INDEX_KEY
+from wikireact.prompting.exemplars import QaExemplar, default_qa
 
 STANDARD_INSTRUCTION = (
     "Answer the question with a short phrase (or yes/no). Reply on one line as `Answer: ...`."

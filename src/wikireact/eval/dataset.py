@@ -8,12 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from wikireact.errors import ConfigurationError
-from wikireact.json_text import JsonTextError, json_lines, parse_json
-
-
-class DatasetError(ConfigurationError):
-    """The dataset file is missing, not UTF-8, malformed, or has invalid items."""
+from wikireact._json_text import json_lines, parse_json
+from wikireact.errors import DatasetError, JsonTextError
 
 
 @dataclass(frozen=True)

@@ -32,8 +32,9 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
+from wikireact._json_text import json_line, json_objects, parse_json
 from wikireact.context import DEFAULT_MAX_STEPS, Context
-from wikireact.errors import ConfigurationError
+from wikireact.errors import EvalError, JsonTextError, ThreadBusyError
 from wikireact.eval.dataset import Item, file_digest, load_dataset, sample
 from wikireact.eval.methods import (
     EPISODE_METHODS,
@@ -46,14 +47,14 @@ from wikireact.eval.methods import (
 )
 from wikireact.eval.metrics import summarize
 from wikireact.eval.turns import TurnFreeSource, Turns
-from wikireact.exemplars import Need, PromptSet, load_prompts
 from wikireact.graph import build_graph
-from wikireact.json_text import JsonTextError, json_line, json_objects, parse_json
-from wikireact.model_cache import CachedChatModel, SqliteModelCache, model_identity
-from wikireact.models import MAX_OUTPUT_TOKENS, is_local, load_chat_model
-from wikireact.prompt_variants import variant_for
+from wikireact.models.cache import CachedChatModel, SqliteModelCache, model_identity
+from wikireact.models.registry import MAX_OUTPUT_TOKENS, is_local, load_chat_model
+from wikireact.models.variants import variant_for
+from wikireact.prompting.exemplars import Need, PromptSet, load_prompts
 from wikireact.state import ProtocolName
-from wikireact.threads import ThreadBusyError, ThreadStore, runner
+from wikireact.storage.sqlite.threads import SqliteThreads
+from wikireact.storage.threads import runner
 from wikireact.wiki.base import WikiSource
 from wikireact.wiki.factory import open_source
 
@@ -71,10 +72,6 @@ NEEDS: dict[str, tuple[Need, ...]] = {
     "react-cot-sc": ("react", "cot"),
     "cot-sc-react": ("react", "cot"),
 }
-
-
-class EvalError(ConfigurationError):
-    """The evaluation cannot start or continue (bad output dir, settings mismatch)."""
 
 
 @dataclass(frozen=True)
@@ -185,7 +182,7 @@ def _decoding(spec: str, model: BaseChatModel | None) -> dict[str, Any]:
     if callable(decoding):
         settings.update(decoding())
     elif model is None and is_local(spec):
-        from wikireact.local_model import LlamaCppChatModel
+        from wikireact.models.local.llama import LlamaCppChatModel
 
         settings.update(LlamaCppChatModel(model_path="").decoding_settings())
     return settings
@@ -353,7 +350,7 @@ def prepare_run(
 
 def _run_questions(
     prepared: PreparedRun,
-    store: ThreadStore,
+    store: SqliteThreads,
     todo: list[tuple[Item, int]],
     records_path: Path,
     on_record: Callable[[dict[str, Any]], None] | None,
@@ -408,7 +405,7 @@ def _run_questions(
             pool.shutdown(wait=False, cancel_futures=True)
 
 
-def _close_after(store: ThreadStore, futures: list[Future[None]]) -> None:
+def _close_after(store: SqliteThreads, futures: list[Future[None]]) -> None:
     """Close `store` now if no future is running, else once they have all ended."""
     running = [f for f in futures if not f.done()]
     if not running:
@@ -436,7 +433,7 @@ def run_in_directory(
     prepared = prepare_run(config, model, wiki)
     items, settings, chat_model = prepared.items, prepared.settings, prepared.model
     _prepare_out(out, settings, resume)
-    store = ThreadStore(out / "threads.db")
+    store = SqliteThreads(out / "threads.db")
     futures: list[Future[None]] = []
     records_path = out / RECORDS
     try:

@@ -18,8 +18,8 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
+from wikireact.errors import EvalError
 from wikireact.eval.categories import CATEGORIES, categorize, step_kind
-from wikireact.eval.harness import EvalError
 from wikireact.eval.paper import PAPER_EM, PAPER_LABEL, PAPER_NOTE
 from wikireact.eval.runs import Run
 

@@ -13,7 +13,6 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph.state import CompiledStateGraph
 
-from wikireact.call_metadata import QUESTION_ID_KEY
 from wikireact.context import Context
 from wikireact.eval.baselines import (
     CallStats,
@@ -32,9 +31,10 @@ from wikireact.eval.method_names import METHODS as METHODS  # re-exported
 from wikireact.eval.method_names import Method
 from wikireact.eval.scoring import exact_match, f1_score, is_supported, is_yes_no
 from wikireact.eval.turns import Turns
-from wikireact.exemplars import QaExemplar
 from wikireact.graph import run_to_end
-from wikireact.threads import Store, ensure_registered
+from wikireact.models.call_metadata import QUESTION_ID_KEY
+from wikireact.prompting.exemplars import QaExemplar
+from wikireact.storage.threads import Threads, ensure_registered
 
 
 @dataclass(frozen=True)
@@ -81,7 +81,7 @@ def _episode_context(settings: MethodSettings, method: str) -> Context:
 
 
 def register_episode(
-    store: Store, method: Method, item: Item, seed: int, settings: MethodSettings
+    store: Threads, method: Method, item: Item, seed: int, settings: MethodSettings
 ) -> None:
     """Register the thread of `item`'s episode (question, settings, snapshot), if it has one.
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from wikireact.eval.harness import EvalError
+from wikireact._extras import missing_extra
+from wikireact.errors import EvalError
 from wikireact.eval.paper import PAPER_EM, PAPER_MODEL
 from wikireact.eval.runs import Run
-from wikireact.extras import missing_extra
 
 FORMATS = (".png", ".svg")
 BAR_WIDTH = 0.38

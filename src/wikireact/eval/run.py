@@ -8,9 +8,10 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
-from wikireact import runlock
-from wikireact.eval.harness import EvalConfig, EvalError, run_in_directory
-from wikireact.extras import require
+from wikireact._extras import require
+from wikireact.errors import EvalError
+from wikireact.eval.harness import EvalConfig, run_in_directory
+from wikireact.storage.sqlite import lock as runlock
 from wikireact.wiki.base import WikiSource
 
 

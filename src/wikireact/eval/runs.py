@@ -7,9 +7,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from wikireact._json_text import json_objects, parse_json
+from wikireact.errors import EvalError, JsonTextError
 from wikireact.eval.categories import CATEGORIES, count_categories
-from wikireact.eval.harness import RECORDS, REPORT, EvalError
-from wikireact.json_text import JsonTextError, json_objects, parse_json
+from wikireact.eval.harness import RECORDS, REPORT
 
 REQUIRED_METRICS = ("em", "f1")
 

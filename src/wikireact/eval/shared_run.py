@@ -4,7 +4,7 @@ The run lives in the database under its name: its settings (`wikireact_eval_runs
 one record per (question, seed) (`wikireact_eval_records`). Any number of worker
 processes, on any machines, join it by running the same command. A worker claims a
 (question, seed) with the run lock of its thread (a PostgreSQL advisory lock, see
-`wikireact.threads_postgres`), so one worker at a time runs it; the lock dies with the
+`wikireact.storage.postgres.threads`), so one worker at a time runs it; the lock dies with the
 worker's connection, and another worker then continues the episode from its last
 checkpoint. A record is written before its claim is released, so nothing is run again
 once recorded. Every worker waits until the whole run is recorded, then writes the report,
@@ -24,21 +24,13 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
+from wikireact._json_text import json_line
+from wikireact.errors import EvalError, LockLostError
 from wikireact.eval.dataset import Item
-from wikireact.eval.harness import (
-    RECORDS,
-    REPORT,
-    RUN_ONLY,
-    EvalConfig,
-    EvalError,
-    _versions,
-    prepare_run,
-)
+from wikireact.eval.harness import RECORDS, REPORT, RUN_ONLY, EvalConfig, _versions, prepare_run
 from wikireact.eval.methods import episode_thread, register_episode, run_method
 from wikireact.eval.metrics import summarize
-from wikireact.json_text import json_line
-from wikireact.thread_settings import LockLostError
-from wikireact.threads_postgres import PostgresThreadStore
+from wikireact.storage.postgres.threads import PostgresThreads
 from wikireact.wiki.base import WikiSource
 
 _SCHEMA = [
@@ -69,14 +61,14 @@ def run_identity(settings: dict[str, Any]) -> dict[str, Any]:
     return identity
 
 
-def _ensure_schema(store: PostgresThreadStore) -> None:
+def _ensure_schema(store: PostgresThreads) -> None:
     with store.setup_lock(), store.pool.connection() as conn:
         for statement in _SCHEMA:
             conn.execute(statement)
 
 
 def join_run(
-    store: PostgresThreadStore,
+    store: PostgresThreads,
     run: str,
     identity: dict[str, Any],
     report_settings: dict[str, Any],
@@ -104,7 +96,7 @@ def join_run(
         )
 
 
-def recorded_keys(store: PostgresThreadStore, run: str) -> set[tuple[str, int]]:
+def recorded_keys(store: PostgresThreads, run: str) -> set[tuple[str, int]]:
     """Return the (question id, seed) pairs recorded so far."""
     with store.pool.connection() as conn:
         rows = conn.execute(
@@ -117,7 +109,7 @@ class Claims:
     """Hands out unrecorded (question, seed) jobs, one worker at a time per job."""
 
     def __init__(
-        self, store: PostgresThreadStore, run: str, jobs: list[Job], key: Callable[[Job], str]
+        self, store: PostgresThreads, run: str, jobs: list[Job], key: Callable[[Job], str]
     ) -> None:
         """Track `jobs` of `run`; `key` names a job's run lock (its thread id)."""
         self.store, self.run, self.pending, self.key = store, run, list(jobs), key
@@ -168,9 +160,7 @@ class Claims:
         self.store.release(self.key(job))
 
 
-def shared_report(
-    store: PostgresThreadStore, run: str
-) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def shared_report(store: PostgresThreads, run: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """Return the run's report and its records, built from the database."""
     _ensure_schema(store)
     with store.pool.connection() as conn:
@@ -204,7 +194,7 @@ def write_report(out: Path, report: dict[str, Any], records: list[dict[str, Any]
         temp.replace(out / name)
 
 
-def _locks_lost(store: PostgresThreadStore, exc: BaseException, stopped: int) -> LockLostError:
+def _locks_lost(store: PostgresThreads, exc: BaseException, stopped: int) -> LockLostError:
     """Return the one-line error of a worker whose run locks are gone (`exc` showed it first)."""
     reason = (
         str(exc) if isinstance(exc, LockLostError) else LockLostError.explain(store.location, exc)
@@ -232,7 +222,7 @@ def run_shared_eval(
 
     prepared = prepare_run(config, model, wiki)
     items, settings = prepared.items, prepared.settings
-    store = PostgresThreadStore(db, pool_size=config.concurrency + 2)
+    store = PostgresThreads(db, pool_size=config.concurrency + 2)
     try:
         total = len(items) * config.seeds
         join_run(

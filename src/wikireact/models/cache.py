@@ -38,18 +38,14 @@ from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import ConfigDict, PrivateAttr
 
-from wikireact.call_metadata import CALL_INDEX_KEY
-from wikireact.errors import ConfigurationError, ModelConfigurationError
-from wikireact.json_text import parse_json
-from wikireact.sqlite_files import ForeignFileError, check_writable_as
-from wikireact.tools_protocol import storable_args
+from wikireact._json_text import parse_json
+from wikireact.errors import ForeignFileError, ModelCacheError, ModelConfigurationError
+from wikireact.models.call_metadata import CALL_INDEX_KEY
+from wikireact.protocols.tools import storable_args
+from wikireact.storage.sqlite.files import check_writable_as
 
 _TABLE = "wikireact_model_cache"
 _SCHEMA = f"CREATE TABLE IF NOT EXISTS {_TABLE}(key TEXT PRIMARY KEY, call TEXT NOT NULL, reply TEXT NOT NULL)"
-
-
-class ModelCacheError(ConfigurationError):
-    """The model cache file cannot be used (unreadable, or another program's database)."""
 
 
 class SqliteModelCache(BaseCache):
@@ -204,7 +200,7 @@ class CachedChatModel(BaseChatModel):
     load_model: Callable[[], BaseChatModel]
     """Builds the real model (called at most once, on the first miss)."""
     prompt_variant: str = "default"
-    """The real model's prompt variant (see `wikireact.prompt_variants`), known without loading it."""
+    """The real model's prompt variant (see `wikireact.models.variants`), known without loading it."""
     _model: BaseChatModel | None = PrivateAttr(default=None)
     _hits: int = PrivateAttr(default=0)
     _misses: int = PrivateAttr(default=0)

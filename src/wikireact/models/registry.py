@@ -4,7 +4,7 @@
   explicit timeout and retry count (the Groq client retries 429/5xx/timeouts with
   exponential backoff and jitter, honouring `retry-after`; no retry is stacked on top).
 - `local`: Gemma 3 270M run on the CPU by llama.cpp (no network, no key);
-  `local:PATH.gguf`: your own GGUF model, run the same way (`wikireact.local_model`).
+  `local:PATH.gguf`: your own GGUF model, run the same way (`wikireact.models.local.llama`).
 - `scripted:FILE.json`: replays a script through `ScriptedChatModel`.
 - any other `provider:model` that LangChain's `init_chat_model` knows.
 """
@@ -18,9 +18,9 @@ from pathlib import Path
 from langchain_core.language_models import BaseChatModel
 
 from wikireact.errors import MissingApiKeyError, ModelConfigurationError
-from wikireact.local_spec import absolute_local_spec, local_path
-from wikireact.local_spec import is_local as is_local  # re-exported
-from wikireact.scripted import ScriptedChatModel
+from wikireact.models.local.spec import absolute_local_spec, local_path
+from wikireact.models.local.spec import is_local as is_local  # re-exported
+from wikireact.models.scripted import ScriptedChatModel
 
 MODEL_TIMEOUT_S = 60.0
 MODEL_MAX_RETRIES = 4
@@ -39,7 +39,7 @@ def load_chat_model(spec: str) -> BaseChatModel:
     """Build the chat model named by `spec`; raise ModelConfigurationError with one clear reason."""
     spec = spec.strip()
     if is_local(spec):
-        from wikireact.local_model import load_local_model
+        from wikireact.models.local.llama import load_local_model
 
         return load_local_model(local_path(spec))
     if spec.startswith("scripted:"):

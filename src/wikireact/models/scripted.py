@@ -33,9 +33,10 @@ from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 from pydantic import ConfigDict, Field, PrivateAttr
 
-from wikireact.call_metadata import CALL_INDEX_KEY, QUESTION_ID_KEY
-from wikireact.json_text import JsonTextError, parse_json
-from wikireact.tools_protocol import is_script_output, script_message
+from wikireact._json_text import parse_json
+from wikireact.errors import JsonTextError, ScriptExhaustedError
+from wikireact.models.call_metadata import CALL_INDEX_KEY, QUESTION_ID_KEY
+from wikireact.protocols.tools import is_script_output, script_message
 
 ScriptOutput = str | dict[str, Any] | AIMessage
 """One scripted reply: text, a tool-call dict, or an AIMessage."""
@@ -44,10 +45,6 @@ _Output = Annotated[ScriptOutput, Field(union_mode="left_to_right")]
 an AIMessage from it, whose validator raises TypeError on `{"tool_calls": [{"tool": ...}]}`)."""
 MAX_DELAY_S = 3600
 """The longest wait a script may ask for before each reply (`time.sleep` overflows far above)."""
-
-
-class ScriptExhaustedError(RuntimeError):
-    """Raised when a script is asked for more outputs than it holds."""
 
 
 def count_tokens(text: str) -> int:

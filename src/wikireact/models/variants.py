@@ -3,35 +3,20 @@
 `variant_for` is the one place that decides it, from the `--model` string: the embedded
 Gemma 3 270M (`local`) and any GGUF model under a billion parameters (`local:PATH.gguf`,
 counted from the file's header) get `small`; larger local models and every provider get
-`default`, the prompt of `wikireact.prompts`, so runs on Groq and other providers stay
-comparable. A loaded model carries its decision as `prompt_variant` (`local_model` sets it
-from `variant_for`; a model of your own may name one); evaluation reports record it. Both
-variants speak the same text protocol.
+`default`, the prompt of `wikireact.prompting.react`, so runs on Groq and other providers stay
+comparable. A loaded model carries its decision as `prompt_variant` (`models.local.llama`
+sets it from `variant_for`; a model of your own may name one); evaluation reports record it.
+Both variants speak the same text protocol; `wikireact.prompting.variants` builds them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Literal
-
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import BaseMessage
 
-from wikireact.exemplars import EpisodeExemplar
-from wikireact.gguf_file import read_gguf
-from wikireact.local_spec import is_local, local_path
-from wikireact.prompts import build_messages as default_messages
-from wikireact.small_model_prompt import build_messages as small_model_messages
-from wikireact.state import Step
+from wikireact.models.local.gguf import read_gguf
+from wikireact.models.local.spec import is_local, local_path
+from wikireact.prompting.variants import PROMPT_VARIANTS
 
-PromptBuilder = Callable[
-    [str, Sequence[Step], Literal["react", "act"], "tuple[EpisodeExemplar, ...] | None"],
-    list[BaseMessage],
-]
-PROMPT_VARIANTS: dict[str, PromptBuilder] = {
-    "default": default_messages,
-    "small": small_model_messages,
-}
 EMBEDDED_MODEL_VARIANT = "small"
 """The variant of the embedded Gemma 3 270M (`--model local`), which the small prompt was built for."""
 SMALL_MODEL_PARAMETERS = 1_000_000_000
@@ -65,17 +50,3 @@ def local_variant(parameters: int | None) -> str:
     if parameters is None:
         return EMBEDDED_MODEL_VARIANT
     return "small" if parameters < SMALL_MODEL_PARAMETERS else "default"
-
-
-def build_prompt(
-    model: BaseChatModel,
-    question: str,
-    history: Sequence[Step],
-    method: Literal["react", "act"],
-    exemplars: tuple[EpisodeExemplar, ...] | None = None,
-) -> list[BaseMessage]:
-    """Return the text-protocol messages for the next step in the variant `model` asks for.
-
-    `exemplars` (from a prompt file) replace the variant's own few-shot episodes.
-    """
-    return PROMPT_VARIANTS[prompt_variant(model)](question, history, method, exemplars)

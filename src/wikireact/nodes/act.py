@@ -2,7 +2,7 @@
 
 With approval on, it first pauses with `interrupt()` showing the proposed action; the
 resume value approves it, replaces it, or rejects it with a note (see
-`wikireact.approval`), and the decision and reviewer are recorded for the audit trail.
+`wikireact.episode.approval`), and the decision and reviewer are recorded for the audit trail.
 The interrupt comes before any side effect, so re-running this node on resume never
 repeats one. It is the only node that records times (start and end of the execution,
 UTC); its writes are saved together, so a resumed step keeps the times it ran at.
@@ -19,17 +19,17 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
-from wikireact.approval import APPROVAL_HINT, read_decision
-from wikireact.audit import utc_now
 from wikireact.context import Context
-from wikireact.episode_settings import episode_settings
+from wikireact.episode.approval import APPROVAL_HINT, read_decision
+from wikireact.episode.audit import utc_now
+from wikireact.episode.resources import DEFAULT_RESOURCES, Resources
+from wikireact.episode.stored_context import episode_context
 from wikireact.errors import WikiOutageError
-from wikireact.progress import state_key
-from wikireact.prompts import sanitize_observation
-from wikireact.protocol import Action
-from wikireact.resources import DEFAULT_RESOURCES, Resources
+from wikireact.prompting.react import sanitize_observation
+from wikireact.protocols.text import Action
 from wikireact.state import ActionDict, CurrentStep, State
 from wikireact.wiki.environment import lookup, search, truncate
+from wikireact.wiki.repetition import state_key
 
 
 def act(
@@ -39,10 +39,10 @@ def act(
     resources: Resources = DEFAULT_RESOURCES,
 ) -> dict[str, Any]:
     """Execute the parsed action and record its observation, times and the page state it leaves."""
-    context, kept = episode_settings(state, runtime.context)
+    context, kept = episode_context(state, runtime.context)
     # Gated if approval is on now, or was when the step was proposed: a run that turns it
-    # off at a pause answers the waiting step (see `wikireact.admission`).
-    gated = context.approve or bool((state.get("settings") or {}).get("approve"))
+    # off at a pause answers the waiting step (see `wikireact.episode.admission`).
+    gated = context.approve or bool((state.get("context") or {}).get("approve"))
     return {**kept, **_run(state, context, gated, config, resources)}
 
 

@@ -7,7 +7,7 @@ larger limit continues the episode. Each step is streamed as a `custom` event an
 dispatched as the callback event `STEP_EVENT` (seen by `astream_events`).
 
 It reads the step's `kind` (decided by `parse` and `act`), never infers it from the text,
-and appends the step's audit record (`wikireact.audit`) from what the nodes wrote.
+and appends the step's audit record (`wikireact.episode.audit`) from what the nodes wrote.
 """
 
 from __future__ import annotations
@@ -17,24 +17,22 @@ from typing import Any
 from langchain_core.callbacks import dispatch_custom_event
 from langgraph.runtime import Runtime
 
-from wikireact.audit import audit_record
-from wikireact.context import Context
-from wikireact.episode_settings import episode_settings
-from wikireact.progress import times_proposed
-from wikireact.protocol import VALID_ACTIONS_HINT
+from wikireact.context import SUPERSTEPS_PER_STEP, Context
+from wikireact.episode.audit import audit_record
+from wikireact.episode.stored_context import episode_context
+from wikireact.protocols.text import VALID_ACTIONS_HINT
 from wikireact.state import CurrentStep, State, Status, Step, StepKind, StepUsage
+from wikireact.wiki.repetition import times_proposed
 
 COUNTED: frozenset[StepKind] = frozenset({"executed", "repeat"})
 """Kinds recorded as proposals of an action in an environment state."""
-SUPERSTEPS_PER_STEP = 4
-"""LangGraph supersteps one ReAct step may take: reason, parse, act, observe (3 without act)."""
 STEP_EVENT = "wikireact_step"
 """Name of the custom event each completed step dispatches (`astream_events`, callbacks)."""
 
 
 def observe(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     """Record the finished step and decide the episode's status."""
-    context, kept = episode_settings(state, runtime.context)
+    context, kept = episode_context(state, runtime.context)
     number = state.get("steps", 0) + 1
     current = state.get("current") or {}
     kind: StepKind = current.get("kind") or "invalid"

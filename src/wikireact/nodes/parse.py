@@ -1,11 +1,11 @@
 """`parse`: turn the model's reply into an action, and decide what kind of step it is.
 
 In the text protocol it parses `Thought N: ...` / `Action N: Verb[argument]`; in the tools
-protocol it reads the reply's tool calls (`wikireact.tools_protocol`), the text beside
+protocol it reads the reply's tool calls (`wikireact.protocols.tools`), the text beside
 the call being the thought. Classification is the same for both.
 
 The step is `invalid` (format error), `finish`, `repeat` (the same action in the same
-environment state as an earlier step, see `wikireact.progress`), or left for `act`
+environment state as an earlier step, see `wikireact.wiki.repetition`), or left for `act`
 to execute (kind None). Never raises.
 """
 
@@ -16,16 +16,16 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from wikireact.context import Context
-from wikireact.episode_settings import episode_settings
-from wikireact.progress import earlier_step, state_key
-from wikireact.protocol import Action, parse_output
+from wikireact.episode.stored_context import episode_context
+from wikireact.protocols.text import Action, parse_output
+from wikireact.protocols.tools import parse_tool_calls
 from wikireact.state import ActionDict, CurrentStep, State, StepKind
-from wikireact.tools_protocol import parse_tool_calls
+from wikireact.wiki.repetition import earlier_step, state_key
 
 
 def parse(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     """Parse the model's reply into the current step's thought and action, and classify it."""
-    context, kept = episode_settings(state, runtime.context)
+    context, kept = episode_context(state, runtime.context)
     current = state.get("current") or {}
     if context.protocol == "tools":
         parsed = parse_tool_calls(current.get("raw", ""), current.get("calls") or [])

@@ -8,17 +8,18 @@ from typing import Any
 from langchain_core.messages import AIMessage
 from langgraph.runtime import Runtime
 
-from wikireact.call_metadata import CALL_INDEX_KEY
 from wikireact.context import Context, validate_question
-from wikireact.episode_settings import episode_settings
+from wikireact.episode.resources import DEFAULT_RESOURCES, Resources
+from wikireact.episode.stored_context import episode_context
 from wikireact.errors import ModelCallError
-from wikireact.prompt_variants import build_prompt
-from wikireact.prompts import STOP_SEQUENCES
-from wikireact.protocol import cut_at_observation
-from wikireact.resources import DEFAULT_RESOURCES, Resources
+from wikireact.models.call_metadata import CALL_INDEX_KEY
+from wikireact.models.variants import prompt_variant
+from wikireact.prompting.react import STOP_SEQUENCES
+from wikireact.prompting.tools import bind_protocol_tools, build_tool_messages
+from wikireact.prompting.variants import build_prompt
+from wikireact.protocols.text import cut_at_observation
+from wikireact.protocols.tools import calls_of_reply
 from wikireact.state import State, new_step
-from wikireact.tool_prompts import bind_protocol_tools, build_tool_messages
-from wikireact.tools_protocol import calls_of_reply
 
 _THINK_BLOCK = re.compile(r"<think>.*?(</think>|$)", re.DOTALL | re.IGNORECASE)
 
@@ -35,7 +36,7 @@ def reason(
     so a made-up observation never enters the history. In the tools protocol the three
     tools are bound to the model and the reply's tool calls are kept for `parse`.
     """
-    context, kept = episode_settings(state, runtime.context)
+    context, kept = episode_context(state, runtime.context)
     question = validate_question(state.get("question"))
     history = state.get("trajectory") or []
     model = resources.chat_model(context)
@@ -43,7 +44,9 @@ def reason(
     if tools:
         messages = build_tool_messages(question, history, context.method, resources.exemplars)
     else:
-        messages = build_prompt(model, question, history, context.method, resources.exemplars)
+        messages = build_prompt(
+            prompt_variant(model), question, history, context.method, resources.exemplars
+        )
     runnable = bind_protocol_tools(model) if tools else model
     try:
         reply = runnable.invoke(

@@ -23,9 +23,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from wikireact.errors import ConfigurationError
-from wikireact.json_text import JsonTextError, parse_json
-from wikireact.protocol import Action, parse_action
+from wikireact._json_text import parse_json
+from wikireact.errors import JsonTextError, PromptFileError
+from wikireact.protocols.text import Action, parse_action
 from wikireact.state import Step
 
 DEFAULT_PROMPTS = Path(__file__).parent / "data" / "prompts.json"
@@ -37,10 +37,6 @@ DEFAULT_KEYS: dict[Need, tuple[str, ...]] = {
     "standard": ("webqa_simple6", "cotqa_simple6"),
 }
 _LABEL = re.compile(r"(Question|Thought|Action|Observation|Answer)(?: (\d+))?:(.*)")
-
-
-class PromptFileError(ConfigurationError):
-    """The prompt file cannot be read, or holds no usable exemplar for the method."""
 
 
 @dataclass(frozen=True)

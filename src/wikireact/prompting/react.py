@@ -1,7 +1,7 @@
 """Prompts for the ReAct and Act-only methods: instruction, few-shot examples, history.
 
 The few-shot examples come from a prompt file in the ReAct paper's layout (see
-`wikireact.exemplars`); by default wikireact's own, written for this project. Observations are rendered as
+`wikireact.prompting.exemplars`); by default wikireact's own, written for this project. Observations are rendered as
 untrusted quoted reference text (between « and ») so that page text can never pass
 for an instruction or a step of the protocol.
 """
@@ -16,9 +16,9 @@ from typing import Literal
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
-from wikireact.episode_turns import EPISODE_TURNS
-from wikireact.exemplars import EpisodeExemplar, default_episodes
-from wikireact.protocol import valid_unicode
+from wikireact.prompting.exemplars import EpisodeExemplar, default_episodes
+from wikireact.prompting.turns import EPISODE_TURNS
+from wikireact.protocols.text import valid_unicode
 from wikireact.state import Step
 
 STOP_SEQUENCES = ["\nObservation", "\nobservation"]

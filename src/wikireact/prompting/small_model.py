@@ -19,9 +19,9 @@ from typing import Literal
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
-from wikireact.episode_turns import EPISODE_TURNS
-from wikireact.exemplars import EpisodeExemplar, ExemplarStep, default_episodes
-from wikireact.prompts import render_action, render_observation
+from wikireact.prompting.exemplars import EpisodeExemplar, ExemplarStep, default_episodes
+from wikireact.prompting.react import render_action, render_observation
+from wikireact.prompting.turns import EPISODE_TURNS
 from wikireact.state import Step
 
 INSTRUCTION = """Answer the question in steps. Each step is one Thought line, then one Action line.

@@ -16,19 +16,20 @@ from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.runnables import Runnable
 
-from wikireact.episode_turns import EPISODE_TURNS
 from wikireact.errors import ModelConfigurationError
-from wikireact.exemplars import EpisodeExemplar, default_episodes
-from wikireact.prompts import STEP_TURNS_CACHED, render_observation
-from wikireact.protocol import Action, parse_action
-from wikireact.state import Step, ToolCallRecord
-from wikireact.tools_protocol import (
+from wikireact.prompting.exemplars import EpisodeExemplar, default_episodes
+from wikireact.prompting.react import STEP_TURNS_CACHED, render_observation
+from wikireact.prompting.turns import EPISODE_TURNS
+from wikireact.protocols.text import Action, parse_action
+from wikireact.protocols.tools import (
     FINISH_DESCRIPTION,
     LOOKUP_DESCRIPTION,
     SEARCH_DESCRIPTION,
     TOOLS,
+    ToolCallRecord,
     tool_call_of,
 )
+from wikireact.state import Step
 
 _RULES = f"""(1) search(title): {SEARCH_DESCRIPTION}
 (2) lookup(keyword): {LOOKUP_DESCRIPTION}

@@ -67,4 +67,4 @@ class EpisodeTurns:
 
 
 EPISODE_TURNS = EpisodeTurns()
-"""The one shared by the prompt builders (`wikireact.prompts`, `wikireact.tool_prompts`)."""
+"""The one shared by the prompt builders (`wikireact.prompting.react`, `wikireact.prompting.tools`)."""

@@ -29,7 +29,7 @@ VALID_ACTIONS_HINT = (
 # `\s*[*_`>#]*\s*` would try every split of a long run of spaces between its two `\s*`
 # (cubic). Here each optional part starts with a character that no part before it can
 # match, so there is one way to split: linear. No possessive quantifiers or atomic groups:
-# CPython 3.11.2 mishandles them (tests/test_regex_portability.py).
+# CPython 3.11.2 mishandles them (tests/package/test_regex_portability.py).
 _OBSERVATION_WORD = re.compile(r"observation\b", re.IGNORECASE)
 _LABEL_MARKS = "*_`>#"
 _ACTION_LABEL = re.compile(

@@ -17,8 +17,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from langchain_core.messages import AIMessage
+from typing_extensions import TypedDict
 
-from wikireact.protocol import (
+from wikireact.protocols.text import (
     Action,
     ActionName,
     FormatError,
@@ -27,7 +28,16 @@ from wikireact.protocol import (
     make_action,
     valid_unicode,
 )
-from wikireact.state import ToolCallRecord
+
+
+class ToolCallRecord(TypedDict):
+    """One tool call as the model made it (tools protocol), kept to replay the conversation."""
+
+    id: str
+    name: str
+    args: Any
+    """The arguments: a dict, or the unparsed text of arguments that were not valid JSON."""
+
 
 TOOL_VERBS: dict[str, tuple[ActionName, str]] = {
     "search": ("Search", "title"),
@@ -80,7 +90,7 @@ TOOLS: list[dict[str, Any]] = [
 MAX_ARGUMENT_DEPTH = 20
 """Lists and objects in a tool call's arguments nested deeper than this are cut (see `storable_args`)."""
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
-# Linear on long runs of spaces: one way to split them (see wikireact.protocol).
+# Linear on long runs of spaces: one way to split them (see wikireact.protocols.text).
 _THOUGHT_LABEL = re.compile(
     r"^\s*(?:[*_`>#]+\s*)?thought\s*(?:\d+\s*)?(?:[*_`]+\s*)?:[*_`\s]*", re.IGNORECASE
 )

@@ -6,8 +6,6 @@ import threading
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from wikireact.errors import WikireactError
-
 
 @dataclass(frozen=True)
 class Page:
@@ -25,22 +23,6 @@ class Disambiguation:
 
     title: str
     options: list[str] = field(default_factory=list)
-
-
-class WikiUnavailableError(WikireactError):
-    """The source could not answer (network, timeout, bad reply, unreadable file).
-
-    Its message is written for the model and the user, e.g.
-    `Wikipedia is unavailable right now (timeout after 10 s).`
-    """
-
-
-class WikiPageUnreadableError(WikireactError):
-    """The source answered, but a page it holds cannot be read (e.g. a corrupt snapshot page).
-
-    Unlike an outage it does not pass with time (resuming would meet it again), so `search`
-    makes its message the observation and the episode goes on.
-    """
 
 
 class WikiSource(Protocol):

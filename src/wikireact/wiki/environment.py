@@ -12,13 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from wikireact.wiki.base import (
-    Disambiguation,
-    Page,
-    WikiPageUnreadableError,
-    WikiSource,
-    WikiUnavailableError,
-)
+from wikireact.errors import WikiPageUnreadableError, WikiUnavailableError
+from wikireact.wiki.base import Disambiguation, Page, WikiSource
 from wikireact.wiki.sentences import split_sentences
 
 FIRST_SENTENCES = 5

@@ -6,13 +6,9 @@ import functools
 import os
 from pathlib import Path
 
-from wikireact.errors import ConfigurationError
-from wikireact.paths import cache_dir
+from wikireact._paths import cache_dir
+from wikireact.errors import WikiConfigurationError
 from wikireact.wiki.base import WikiSource
-
-
-class WikiConfigurationError(ConfigurationError):
-    """The wiki setting names no usable source (unknown name, unreadable snapshot)."""
 
 
 def default_cache_path() -> Path:
@@ -59,6 +55,6 @@ def absolute_wiki_spec(spec: str) -> str:
 
 def _cached_live(path: Path) -> WikiSource:
     from wikireact.wiki.live import CachedSource, LiveSource
-    from wikireact.wiki.snapshot import SnapshotStore
+    from wikireact.wiki.snapshot import SnapshotDatabase
 
-    return CachedSource(LiveSource(), SnapshotStore.create(path))
+    return CachedSource(LiveSource(), SnapshotDatabase.create(path))

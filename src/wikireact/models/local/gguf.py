@@ -2,9 +2,9 @@
 
 `--model local:PATH.gguf` reads the header here (format: the GGUF specification of
 ggml-org): a missing, truncated or non-GGUF file, or a model without a chat template, is
-refused in one line before any step runs (`wikireact.local_model`). The header gives the parameter count (the sum of
+refused in one line before any step runs (`wikireact.models.local.llama`). The header gives the parameter count (the sum of
 the tensors' element counts), which decides the prompt variant
-(`wikireact.prompt_variants.local_variant`), and the chat template the model was trained
+(`wikireact.models.variants.local_variant`), and the chat template the model was trained
 with. `file_sha256` identifies the file in evaluation reports.
 """
 
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from wikireact.errors import ModelConfigurationError
+from wikireact.errors import GgufError
 
 MAGIC = b"GGUF"
 _SCALARS = {
@@ -39,10 +39,6 @@ _SCALARS = {
 _STRING, _ARRAY = 8, 9
 _LENGTH = struct.Struct("<Q")
 _DEFAULT_ALIGNMENT = 32
-
-
-class GgufError(ModelConfigurationError):
-    """The file is not a usable GGUF model (missing, not GGUF, truncated, no chat template)."""
 
 
 @dataclass(frozen=True)

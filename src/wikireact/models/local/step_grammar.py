@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Literal
 
-from wikireact.answer_spans import answer_rules, gbnf_literal
+from wikireact.models.local.answer_spans import answer_rules, gbnf_literal
 
 MAX_THOUGHT_CHARS = 200
 MAX_ARGUMENT_CHARS = 120
@@ -53,7 +53,7 @@ def step_grammar(
     number of an exemplar's last step, and with it that step's Finish). A Finish argument
     cannot start with any of `not_answers` (compared case-insensitively). With
     `observations` (extractive answers), it is a run of their words that fits `question`
-    (`wikireact.answer_spans`), and while there is no such run there is no Finish.
+    (`wikireact.models.local.answer_spans`), and while there is no such run there is no Finish.
     A Search cannot start with any of `not_searches` (a title searched already, or that
     title with more text glued on), except the `suggested_searches`. A thought begins with
     `thought_opening`. `part` asks for only the thought line, or only the

@@ -20,9 +20,7 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
-
-class PgUnavailableError(RuntimeError):
-    """No PostgreSQL server binaries here, or the cluster did not start."""
+from wikireact.errors import PgUnavailableError
 
 
 def find_bindir() -> Path | None:

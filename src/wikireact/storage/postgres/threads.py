@@ -27,17 +27,11 @@ import psycopg
 from psycopg.conninfo import conninfo_to_dict
 
 from wikireact.context import Context
-from wikireact.errors import first_line
-from wikireact.pg_connect import connect, open_pool
-from wikireact.pg_url import hide_password, redacted
-from wikireact.postgres_saver import NUL, NulSafePostgresSaver
-from wikireact.thread_settings import (
-    LockLostError,
-    ThreadStoreError,
-    decode_settings,
-    decode_snapshot_id,
-    encode_settings,
-)
+from wikireact.errors import LockLostError, ThreadsError, first_line
+from wikireact.storage.postgres.connect import connect, open_pool
+from wikireact.storage.postgres.saver import NUL, NulSafePostgresSaver
+from wikireact.storage.postgres.url import hide_password, redacted
+from wikireact.storage.registry import decode_context, decode_snapshot_id, encode_context
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS wikireact_threads(
@@ -64,7 +58,7 @@ def describe(url: str) -> str:
     return f"postgresql://{parts.get('host', 'localhost')}:{parts.get('port', 5432)}/{parts.get('dbname', '')}"
 
 
-class PostgresThreadStore:
+class PostgresThreads:
     """A PostgreSQL database: a `PostgresSaver`, the settings of every thread, run locks."""
 
     def __init__(self, url: str, *, pool_size: int = 4) -> None:
@@ -73,7 +67,7 @@ class PostgresThreadStore:
         try:
             conninfo_to_dict(url)
         except psycopg.Error as exc:  # libpq quotes what it cannot parse: the password, maybe
-            raise ThreadStoreError(
+            raise ThreadsError(
                 f"{redacted(url)} is not a valid PostgreSQL URL: {hide_password(first_line(exc), url)}"
             ) from None
         self.location = describe(url)
@@ -82,7 +76,7 @@ class PostgresThreadStore:
         try:
             self.session = connect(url)
         except psycopg.Error as exc:
-            raise ThreadStoreError(
+            raise ThreadsError(
                 f"cannot connect to {self.location}: {hide_password(first_line(exc), url)}"
             ) from None
         self.saver = NulSafePostgresSaver(self.session)
@@ -95,7 +89,7 @@ class PostgresThreadStore:
                     conn.execute(_SCHEMA)
         except Exception as exc:
             self.close()
-            raise ThreadStoreError(
+            raise ThreadsError(
                 f"cannot use {self.location}: {hide_password(first_line(exc), url)}"
             ) from None
 
@@ -125,17 +119,17 @@ class PostgresThreadStore:
     ) -> None:
         """Record a new thread's question and settings (and snapshot); refuse a thread id in use."""
         if NUL in question or NUL in thread_id:
-            raise ThreadStoreError(
+            raise ThreadsError(
                 "a thread id or question with a NUL character (U+0000) cannot be stored in PostgreSQL"
             )
         with self.pool.connection() as conn:
             row = conn.execute(
                 "INSERT INTO wikireact_threads VALUES (%s, %s, %s, %s) "
                 "ON CONFLICT (thread_id) DO NOTHING RETURNING thread_id",
-                (thread_id, question, encode_settings(context, snapshot_id), time.time()),
+                (thread_id, question, encode_context(context, snapshot_id), time.time()),
             ).fetchone()
         if row is None:
-            raise ThreadStoreError(
+            raise ThreadsError(
                 f"thread {thread_id!r} already exists; use `wikireact resume {thread_id}` "
                 "or pick another --thread-id"
             )
@@ -147,12 +141,12 @@ class PostgresThreadStore:
                 (thread_id,),
             ).fetchone()
         if row is None:
-            raise ThreadStoreError(f"unknown thread id {thread_id!r} in {self.location}")
+            raise ThreadsError(f"unknown thread id {thread_id!r} in {self.location}")
         return dict(row)
 
-    def settings(self, thread_id: str) -> dict[str, Any]:
+    def context_fields(self, thread_id: str) -> dict[str, Any]:
         """Return the settings a thread started with; raise for an unknown thread."""
-        return decode_settings(self._registered(thread_id)["settings"])
+        return decode_context(self._registered(thread_id)["settings"])
 
     def snapshot_id(self, thread_id: str) -> str | None:
         """Return the id of the snapshot a thread started on (None: not a snapshot)."""

@@ -15,14 +15,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from wikireact.errors import ConfigurationError
+from wikireact.errors import ForeignFileError
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 T = TypeVar("T")
-
-
-class ForeignFileError(ConfigurationError):
-    """The file is not wikireact's to write: its message says why, in one line."""
 
 
 def check_writable_as(path: Path, marker_tables: frozenset[str]) -> None:

@@ -6,7 +6,7 @@ any way (SIGKILL included), so a crashed run never leaves a stale lock. POSIX lo
 belong to the process, not to a file descriptor: within one process, a registry of held
 thread ids keeps two threads apart, and each lock file stays open once per process (closing
 any descriptor of it would drop every lock the process holds on it). PostgreSQL stores
-use advisory locks instead (`wikireact.threads_postgres`).
+use advisory locks instead (`wikireact.storage.postgres.threads`).
 """
 
 from __future__ import annotations

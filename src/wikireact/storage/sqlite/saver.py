@@ -2,7 +2,7 @@
 
 Per superstep LangGraph saves one checkpoint and, per task, a handful of channel writes.
 On a realistic episode the bookkeeping outweighed the content (bench/checkpoint_growth.py),
-so `CompactSqliteSaver` keeps the stock `checkpoints` table but (encodings: `wikireact.compact`):
+so `CompactSqliteSaver` keeps the stock `checkpoints` table but (encodings: `wikireact.storage.sqlite.codec`):
 
 - writes channel versions as integers, not ~50-character strings;
 - compresses each checkpoint blob and its metadata against a preset dictionary of the names
@@ -10,7 +10,7 @@ so `CompactSqliteSaver` keeps the stock `checkpoints` table but (encodings: `wik
 - stores each task's writes as ONE row of `task_writes` instead of one `writes` row per
   channel, each repeating thread, checkpoint and task ids;
 - stores a large list or dict snapshot of a delta channel (the trajectory, the audit trail)
-  as pieces shared between checkpoints, in `value_chunks` (`wikireact.value_chunks`), so
+  as pieces shared between checkpoints, in `value_chunks` (`wikireact.storage.sqlite.value_chunks`), so
   bytes per step stay flat however long the episode;
 - creates its tables WITHOUT ROWID in new files, so keys are not stored twice (table + index);
 - records in `checkpoints.snapshots` which delta channels a checkpoint holds a snapshot of,
@@ -50,7 +50,7 @@ from langgraph.checkpoint.serde.types import (
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.checkpoint.sqlite.utils import search_where
 
-from wikireact.compact import (
+from wikireact.storage.sqlite.codec import (
     ZD1,
     CompressingSerializer,
     Write,
@@ -62,7 +62,13 @@ from wikireact.compact import (
     unpack_writes,
     unsqueeze,
 )
-from wikireact.value_chunks import ChunkWriter, assemble, chunkable, decode_refs, encode_refs
+from wikireact.storage.sqlite.value_chunks import (
+    ChunkWriter,
+    assemble,
+    chunkable,
+    decode_refs,
+    encode_refs,
+)
 
 __all__ = ["CompactSqliteSaver", "CompressingSerializer"]
 
@@ -333,7 +339,7 @@ class CompactSqliteSaver(SqliteSaver):
         """List a thread's checkpoints newest first, cheaper than `list`.
 
         Without their pending writes, and without the delta-channel snapshots stored in
-        pieces (`wikireact.value_chunks`).
+        pieces (`wikireact.storage.sqlite.value_chunks`).
         """
         yield from self._list(config, with_writes=False)
 

@@ -1,6 +1,6 @@
 """Large delta-channel snapshots stored as chunks that checkpoints share.
 
-A `DeltaChannel` stores its whole value in a checkpoint every `SNAPSHOT_EVERY` writes
+A `DeltaChannel` stores its whole value in a checkpoint every `FULL_VALUE_EVERY` writes
 (`wikireact.state`), so that reading it replays a bounded number of writes. For a value
 that grows with the episode (the trajectory, the audit trail) that cost the square of the
 episode's length in bytes: the 16th snapshot of a 4,800-step episode stored 4,800 steps

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from wikireact.wiki.snapshot import SnapshotError
+from wikireact.errors import SnapshotError
 
 WHOLE_FILE_LIMIT = 4 * 2**20
 """A `.bz2` file up to this size is decompressed by a worker; a larger one here, in blocks."""

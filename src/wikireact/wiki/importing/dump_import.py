@@ -1,14 +1,14 @@
 """Import a HotpotQA 2017 abstracts dump: parsed on all cores, written by this process.
 
 Worker processes (one per core) decompress and parse the dump's files
-(`wikireact.wiki.dump_records`); this process writes their rows in file order, so the
+(`wikireact.wiki.importing.dump_records`); this process writes their rows in file order, so the
 same dump always gives the same snapshot. At most `WINDOW_PER_WORKER` units per worker
 are in flight, so memory stays flat however large the dump is.
 
 Into a new snapshot (`bulk=True`, a file no one else reads yet) rows go in with
 SQLite's journal off, and the full-text and title indexes are built once at the end
 (sorted bulk inserts instead of millions of random ones). Into an existing snapshot
-they go through `SnapshotStore.put_many`, one transaction, like any other import.
+they go through `SnapshotDatabase.put_many`, one transaction, like any other import.
 """
 
 from __future__ import annotations
@@ -24,10 +24,11 @@ from dataclasses import dataclass, field
 from multiprocessing.pool import AsyncResult
 from pathlib import Path
 
+from wikireact.errors import SnapshotError
 from wikireact.wiki import title_search
-from wikireact.wiki.dump_files import Dump, Unit, decompress
-from wikireact.wiki.dump_records import DISAMBIGUATION_SUFFIX, Parsed, Row, parse_lines
-from wikireact.wiki.snapshot import SnapshotError, SnapshotStore, normalize_title
+from wikireact.wiki.importing.dump_files import Dump, Unit, decompress
+from wikireact.wiki.importing.dump_records import DISAMBIGUATION_SUFFIX, Parsed, Row, parse_lines
+from wikireact.wiki.snapshot import SnapshotDatabase, normalize_title
 
 SOURCE_NAME = "hotpotqa-abstracts-2017"
 MAX_UNIT_BYTES = 128 * 2**20
@@ -61,7 +62,7 @@ Progress = Callable[[DumpStats], None]
 
 def import_dump(
     path: Path,
-    store: SnapshotStore,
+    store: SnapshotDatabase,
     *,
     bulk: bool,
     skip_bad_lines: bool = False,
@@ -104,7 +105,7 @@ def import_dump(
     return stats
 
 
-def record_source(store: SnapshotStore, entry: dict[str, object]) -> None:
+def record_source(store: SnapshotDatabase, entry: dict[str, object]) -> None:
     """Record where the snapshot's pages came from in its `source` metadata (a list if several)."""
     old = store.meta("source")
     if old is None:
@@ -175,7 +176,9 @@ def _parsed_batches(
             progress(stats)
 
 
-def _remember_disambiguations(store: SnapshotStore, batches: Iterator[list[Row]]) -> Iterator[Row]:
+def _remember_disambiguations(
+    store: SnapshotDatabase, batches: Iterator[list[Row]]
+) -> Iterator[Row]:
     for rows in batches:
         for row in rows:
             if row[1] == "disambiguation":
@@ -193,7 +196,7 @@ _REDIRECT = (
 )
 
 
-def _bulk_write(store: SnapshotStore, batches: Iterator[list[Row]]) -> None:
+def _bulk_write(store: SnapshotDatabase, batches: Iterator[list[Row]]) -> None:
     """Write a new snapshot's rows without a journal, then build its indexes once."""
     conn = store.conn
     with store._lock:
@@ -221,7 +224,7 @@ def _bulk_write(store: SnapshotStore, batches: Iterator[list[Row]]) -> None:
         conn.execute("PRAGMA synchronous=FULL")
 
 
-def _fill_disambiguations(store: SnapshotStore) -> None:
+def _fill_disambiguations(store: SnapshotDatabase) -> None:
     """Give this import's disambiguation pages options: their links, then titles `X (...)`, `X, ...`."""
     conn = store.conn
     for (title,) in conn.execute("SELECT DISTINCT title FROM dump_disambiguations"):

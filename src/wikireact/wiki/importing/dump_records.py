@@ -24,7 +24,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote
 
-from wikireact.wiki import safe_json
+from wikireact.errors import BadLineError
+from wikireact.wiki.importing import safe_json
 
 _LINK_TAG = re.compile(r"</?a\b[^>]*>")
 _HREF = re.compile(r'<a href="([^"]*)"')
@@ -33,7 +34,7 @@ DISAMBIGUATION_SUFFIX = " (disambiguation)"
 MAX_EXAMPLES = 5
 
 Row = tuple[str, str, str, bool]
-"""`(title, kind, body, split)`, as `SnapshotStore.put_many` takes it."""
+"""`(title, kind, body, split)`, as `SnapshotDatabase.put_many` takes it."""
 
 
 @dataclass
@@ -45,10 +46,6 @@ class Parsed:
     bad_lines: int = 0
     examples: list[str] = field(default_factory=list)
     """`FILE:LINE: reason` of the first bad lines (the first one is the error without skipping)."""
-
-
-class BadLineError(ValueError):
-    """A line that is not an abstracts record: the message says why, in one line."""
 
 
 def clean_sentences(sentences: list[Any]) -> list[str]:

@@ -1,7 +1,7 @@
 """Build snapshots from HotpotQA-format JSON and `{"title", "text"}` JSONL, streaming.
 
 Both readers hold one record at a time (HotpotQA's JSON array is read item by item,
-`wikireact.wiki.safe_json`), so a 1 GB file does not need 1 GB of memory, and hostile
+`wikireact.wiki.importing.safe_json`), so a 1 GB file does not need 1 GB of memory, and hostile
 JSON (deep nesting, huge numbers, giant lines) is refused in one line naming the file. An import is one
 transaction: a malformed file changes nothing. Importing is idempotent: a page already
 present with the same text is left alone.
@@ -16,8 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
-from wikireact.wiki import safe_json
-from wikireact.wiki.snapshot import SnapshotError, SnapshotStore
+from wikireact.errors import SnapshotError
+from wikireact.wiki.importing import safe_json
+from wikireact.wiki.snapshot import SnapshotDatabase
 
 
 @dataclass
@@ -111,7 +112,7 @@ def _first_byte(handle: BinaryIO) -> bytes:
     return head.lstrip()[:1]
 
 
-def import_file(path: Path, store: SnapshotStore) -> ImportStats:
+def import_file(path: Path, store: SnapshotDatabase) -> ImportStats:
     """Import every page of `path` into `store` in one transaction, then refresh the snapshot id."""
     stats = ImportStats()
 

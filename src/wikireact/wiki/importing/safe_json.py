@@ -16,7 +16,7 @@ import json
 from collections.abc import Iterator
 from typing import Any, BinaryIO
 
-from wikireact.wiki.snapshot import SnapshotError
+from wikireact.errors import JsonValueError, SnapshotError
 
 MAX_VALUE_BYTES = 64 * 2**20
 """The largest JSON line or array item read (a HotpotQA item is about 5 KB, a dump line 3 KB)."""
@@ -24,10 +24,6 @@ MAX_DEPTH = 100
 """The deepest nesting of lists and objects read (HotpotQA items and dump lines go 4 deep)."""
 _CHUNK = 2**20
 _DECODER = json.JSONDecoder()
-
-
-class JsonValueError(ValueError):
-    """A JSON value that cannot be read: its message is one line without the location."""
 
 
 def loads(text: str) -> Any:

@@ -16,8 +16,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from wikireact.sqlite_files import remove_database
-from wikireact.wiki.snapshot import SnapshotError, SnapshotStore
+from wikireact.errors import SnapshotError
+from wikireact.storage.sqlite.files import remove_database
+from wikireact.wiki.snapshot import SnapshotDatabase
 
 BUILD_MARK = ".importing-"
 
@@ -46,10 +47,10 @@ def _running(pid: int) -> bool:
 
 
 @contextmanager
-def snapshot_for_import(out: Path) -> Iterator[tuple[SnapshotStore, bool]]:
+def snapshot_for_import(out: Path) -> Iterator[tuple[SnapshotDatabase, bool]]:
     """Yield `(store, new)`: a temporary new snapshot renamed to `out` at the end, or `out` itself."""
     if out.exists():
-        store = SnapshotStore.create(out)
+        store = SnapshotDatabase.create(out)
         try:
             yield store, False
         finally:
@@ -61,7 +62,7 @@ def snapshot_for_import(out: Path) -> Iterator[tuple[SnapshotStore, bool]]:
         raise SnapshotError(f"cannot write snapshot {out}: {exc.strerror or exc}") from None
     remove_abandoned_builds(out)
     temp = temporary_name(out, os.getpid())
-    store = SnapshotStore.create(temp)
+    store = SnapshotDatabase.create(temp)
     store.path = out  # messages name the file the user asked for
     try:
         yield store, True

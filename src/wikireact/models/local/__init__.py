@@ -1,0 +1,1 @@
+"""Local models on the CPU through llama.cpp, with grammar-constrained steps."""

@@ -1,0 +1,1 @@
+"""Prompts: the ReAct/Act prompt, the tools-protocol prompt, the small-model variant, few-shot exemplars."""

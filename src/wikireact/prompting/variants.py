@@ -1,0 +1,41 @@
+"""The prompt variants of the text protocol: the default few-shot prompt and the small-model one.
+
+Which variant a model gets is decided by `wikireact.models.variants`; this module builds
+the messages of the variant it names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Literal
+
+from langchain_core.messages import BaseMessage
+
+from wikireact.prompting.exemplars import EpisodeExemplar
+from wikireact.prompting.react import build_messages as default_messages
+from wikireact.prompting.small_model import build_messages as small_model_messages
+from wikireact.state import Step
+
+PromptBuilder = Callable[
+    [str, Sequence[Step], Literal["react", "act"], "tuple[EpisodeExemplar, ...] | None"],
+    list[BaseMessage],
+]
+PROMPT_VARIANTS: dict[str, PromptBuilder] = {
+    "default": default_messages,
+    "small": small_model_messages,
+}
+"""Each variant's name and the function that builds its messages."""
+
+
+def build_prompt(
+    variant: str,
+    question: str,
+    history: Sequence[Step],
+    method: Literal["react", "act"],
+    exemplars: tuple[EpisodeExemplar, ...] | None = None,
+) -> list[BaseMessage]:
+    """Return the text-protocol messages for the next step in `variant` (`default`, `small`).
+
+    `exemplars` (from a prompt file) replace the variant's own few-shot episodes.
+    """
+    return PROMPT_VARIANTS[variant](question, history, method, exemplars)

@@ -1,0 +1,1 @@
+"""Where threads live: checkpoint databases (SQLite, PostgreSQL), the thread registry, run locks, history."""

@@ -1,0 +1,1 @@
+"""Threads in PostgreSQL: LangGraph's PostgresSaver, the registry, advisory locks."""

@@ -1,0 +1,1 @@
+"""Threads in one SQLite file: wikireact's compact checkpointer and its helpers."""
