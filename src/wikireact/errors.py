@@ -15,7 +15,6 @@ malformed; they never reach a user as such.
 
 from __future__ import annotations
 
-import sqlite3
 
 
 class WikireactError(Exception):
@@ -174,8 +173,12 @@ class BadLineError(ValueError):
     """A line that is not an abstracts record: the message says why, in one line."""
 
 
-class MalformedRowError(sqlite3.DatabaseError):
-    """A row holds a value of the wrong type (e.g. a BLOB where text belongs): like a corrupt page."""
+class MalformedRowError(WikireactError, ValueError):
+    """A row holds a value of the wrong type (e.g. a BLOB where text belongs): read like a corrupt page.
+
+    Not a `sqlite3.DatabaseError`, so that this module does not import sqlite3 (`--help` stays
+    light); readers catch it beside `sqlite3.Error`.
+    """
 
 
 def first_line(exc: BaseException) -> str:

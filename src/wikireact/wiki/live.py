@@ -24,7 +24,7 @@ import requests
 import wikipedia
 import wikipedia.wikipedia as wikipedia_module
 
-from wikireact.errors import WikiUnavailableError
+from wikireact.errors import MalformedRowError, WikiUnavailableError
 from wikireact.protocols.text import valid_unicode
 from wikireact.wiki.base import Disambiguation, Page, RequestCounter, WikiSource
 from wikireact.wiki.snapshot import SnapshotDatabase
@@ -249,7 +249,7 @@ class CachedSource:
         """
         try:
             yield
-        except sqlite3.Error as exc:
+        except (sqlite3.Error, MalformedRowError) as exc:
             raise WikiUnavailableError(
                 f"the page file {self.store.path} cannot be used ({exc})."
             ) from None
