@@ -16,7 +16,6 @@ malformed; they never reach a user as such.
 from __future__ import annotations
 
 
-
 class WikireactError(Exception):
     """Base of wikireact's errors; `str(error)` is the one-line message for the user."""
 
