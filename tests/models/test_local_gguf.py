@@ -166,3 +166,25 @@ def test_the_embedded_model_under_another_path_answers_as_the_embedded_one(
     )
     assert code == 0, err
     assert json.loads(out)["answer"] == "Leonardo da Vinci"
+
+
+def test_the_model_cache_keeps_the_small_model_prompt(
+    tiny: Path, tmp_path: Path, cli_env: Path
+) -> None:
+    # `ask --offline --model-cache F` used to wrap the model without its prompt variant, so
+    # a small model got the large-model prompt (901 input tokens instead of 469 on the demo).
+    pytest.importorskip("llama_cpp")
+    snapshot = write_snapshot(tmp_path / "pages.db")
+
+    def first_prompt_tokens(*cache: str) -> int:
+        code, out, err = ask(
+            QUESTION, "--offline", "--model", f"local:{tiny}", "--wiki", str(snapshot),
+            "--max-steps", "1", "--json", *cache,
+        )  # fmt: skip
+        assert code == 0, err
+        return int(json.loads(out)["usage"][0]["input_tokens"])
+
+    plain = first_prompt_tokens()
+    cache = tmp_path / "calls.db"
+    assert first_prompt_tokens("--model-cache", str(cache)) == plain  # a miss: the model answers
+    assert first_prompt_tokens("--model-cache", str(cache)) == plain  # a replay

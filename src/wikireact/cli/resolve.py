@@ -13,8 +13,8 @@ from wikireact.cli.display import clean
 from wikireact.context import Context
 from wikireact.episode.resources import Resources, resolve_resources
 from wikireact.errors import MissingApiKeyError
-from wikireact.models.cache import CachedChatModel, SqliteModelCache, model_identity
-from wikireact.models.registry import absolute_model_spec, load_chat_model
+from wikireact.models.registry import absolute_model_spec
+from wikireact.models.stack import model_stack
 from wikireact.storage.threads import Threads
 from wikireact.wiki.factory import absolute_wiki_spec, open_source
 from wikireact.wiki.snapshot import SnapshotSource
@@ -52,13 +52,7 @@ def run_model(context: Context, cache: Path | None) -> tuple[Resources, BaseChat
     resources = open_resources(context, key_optional=cache is not None)
     if cache is None:
         return resources, resources.model
-    loaded = resources.model
-    model = CachedChatModel(
-        identity=model_identity(context.model),
-        store=SqliteModelCache(cache),
-        load_model=lambda: loaded or load_chat_model(context.model),
-    )
-    return resources, model
+    return resources, model_stack(context.model, model=resources.model, cache=cache)
 
 
 def snapshot_id(wiki: str) -> str | None:

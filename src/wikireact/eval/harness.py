@@ -48,8 +48,9 @@ from wikireact.eval.methods import (
 from wikireact.eval.metrics import summarize
 from wikireact.eval.turns import TurnFreeSource, Turns
 from wikireact.graph import build_graph
-from wikireact.models.cache import CachedChatModel, SqliteModelCache, model_identity
-from wikireact.models.registry import MAX_OUTPUT_TOKENS, is_local, load_chat_model
+from wikireact.models.cache import CachedChatModel
+from wikireact.models.registry import MAX_OUTPUT_TOKENS, is_local
+from wikireact.models.stack import model_stack
 from wikireact.models.variants import variant_for
 from wikireact.prompting.exemplars import Need, PromptSet, load_prompts
 from wikireact.state import ProtocolName
@@ -265,19 +266,6 @@ def _prepare_out(out: Path, settings: dict[str, Any], resume: bool) -> None:
     stored.write_text(json.dumps(settings, indent=2), encoding="utf-8")
 
 
-def _open_model(config: EvalConfig, model: BaseChatModel | None) -> BaseChatModel:
-    """Return the model, wrapped in the model cache when one is configured (loaded lazily then)."""
-    if not config.model_cache:
-        return model or load_chat_model(config.model)
-    given = model
-    return CachedChatModel(
-        identity=model_identity(config.model),
-        prompt_variant=variant_for(config.model, model),
-        store=SqliteModelCache(Path(config.model_cache)),
-        load_model=lambda: given or load_chat_model(config.model),
-    )
-
-
 def _ensure_line_start(records_path: Path) -> None:
     if records_path.exists() and records_path.stat().st_size:
         with records_path.open("rb") as existing:
@@ -344,7 +332,18 @@ def prepare_run(
     settings["snapshot_source"] = getattr(source, "snapshot_source", None)  # pinned by its id
     settings.update(_decoding(config.model, model))
     return PreparedRun(
-        config, context, items, prompts, source, sampling, settings, _open_model(config, model)
+        config,
+        context,
+        items,
+        prompts,
+        source,
+        sampling,
+        settings,
+        model_stack(
+            config.model,
+            model=model,
+            cache=Path(config.model_cache) if config.model_cache else None,
+        ),
     )
 
 

@@ -1,0 +1,36 @@
+"""The model stack every entry point runs: the chat model, behind the model cache when one is given.
+
+`ask`, `resume` and `eval` all build their model here, so a wrapper added to the stack
+(today the model cache of `--model-cache`) carries the same facts about the model for all
+of them: the cache is told the model's prompt variant, so a small local model keeps the
+small-model prompt whether or not its calls are cached.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from langchain_core.language_models import BaseChatModel
+
+from wikireact.models.cache import CachedChatModel, SqliteModelCache, model_identity
+from wikireact.models.registry import load_chat_model
+from wikireact.models.variants import variant_for
+
+
+def model_stack(
+    spec: str, *, model: BaseChatModel | None = None, cache: Path | None = None
+) -> BaseChatModel:
+    """Return the chat model of `spec` (`model` when already loaded), behind the cache `cache`.
+
+    Behind a cache the model is loaded at the first call the cache does not hold, so a
+    replay needs no API key; the cache knows the model's prompt variant without loading it.
+    """
+    if cache is None:
+        return model if model is not None else load_chat_model(spec)
+    given = model
+    return CachedChatModel(
+        identity=model_identity(spec),
+        prompt_variant=variant_for(spec, model),
+        store=SqliteModelCache(cache),
+        load_model=lambda: given if given is not None else load_chat_model(spec),
+    )
