@@ -182,7 +182,7 @@ def test_run_to_end_returns_the_same_output_run_resumed_or_found_ended(
 
     store = SqliteThreads(tmp_path / "t.db")
     try:
-        failing = ScriptedChatModel(outputs=GOOD_RUN, errors={2: RuntimeError("down")})
+        failing = ScriptedChatModel(outputs=GOOD_RUN, errors={2: ConnectionError("down")})
         with pytest.raises(ModelCallError):
             run_to_end(build_graph(store.saver, model=failing, wiki=wiki), QUESTION, thread("a"))
         graph = build_graph(store.saver, model=ScriptedChatModel(outputs=GOOD_RUN), wiki=wiki)

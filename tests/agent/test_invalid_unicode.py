@@ -75,7 +75,7 @@ def run_episode(
     fail_at: int | None,
     protocol: Literal["text", "tools"] = "text",
 ) -> dict:
-    errors = {fail_at: RuntimeError("model down")} if fail_at is not None else {}
+    errors = {fail_at: ConnectionError("model down")} if fail_at is not None else {}
     outputs: list = HOSTILE_RUN if protocol == "text" else HOSTILE_TOOL_RUN
     model = ScriptedChatModel(outputs=outputs, errors=errors)
     graph = build_graph(store.saver, model=model, wiki=SnapshotSource.open(snapshot))

@@ -13,6 +13,7 @@ from wikireact.episode.resources import DEFAULT_RESOURCES, Resources
 from wikireact.episode.stored_context import episode_context
 from wikireact.errors import ModelCallError
 from wikireact.models.call_metadata import CALL_INDEX_KEY
+from wikireact.models.outages import stops_episode
 from wikireact.models.variants import prompt_variant
 from wikireact.prompting.react import STOP_SEQUENCES
 from wikireact.prompting.tools import bind_protocol_tools, build_tool_messages
@@ -34,7 +35,9 @@ def reason(
 
     Stops at the next `Observation` and also cuts any observation the model wrote anyway,
     so a made-up observation never enters the history. In the tools protocol the three
-    tools are bound to the model and the reply's tool calls are kept for `parse`.
+    tools are bound to the model and the reply's tool calls are kept for `parse`. An outage
+    of the model, or a setting found unusable mid-call (`wikireact.models.outages`), raises
+    the resumable `ModelCallError`; any other exception is a bug and propagates as it is.
     """
     context, kept = episode_context(state, runtime.context)
     question = validate_question(state.get("question"))
@@ -55,6 +58,8 @@ def reason(
             config={"metadata": {CALL_INDEX_KEY: len(history)}, "run_name": "wikireact_model"},
         )
     except Exception as exc:
+        if not stops_episode(exc):
+            raise  # a bug (e.g. a TypeError in a model wrapper): resuming would meet it again
         detail = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else ""
         raise ModelCallError(
             f"the model did not answer step {len(history) + 1} ({type(exc).__name__}: {detail})"
