@@ -19,6 +19,10 @@ from wikireact.protocols.text import valid_unicode
 DEFAULT_MODEL = "groq:qwen/qwen3.6-27b"
 DEFAULT_MAX_STEPS = 7
 """The paper's step budget on HotpotQA."""
+DEFAULT_REPETITION_LIMIT = 3
+"""The third identical action in one state ends the episode."""
+DEFAULT_OBSERVATION_CAP = 1000
+"""Characters of one observation before it is truncated."""
 MAX_STEPS = 5_000
 """The largest step budget: a prompt holds every earlier step, so an episode this long is far
 past any model's context window (5,000 steps of one-line observations are ~170k tokens)."""
@@ -134,7 +138,7 @@ class Context:
         },
     )
     repetition_limit: int = field(
-        default_factory=lambda: _env_int("WIKIREACT_REPETITION_LIMIT", 3),
+        default_factory=lambda: _env_int("WIKIREACT_REPETITION_LIMIT", DEFAULT_REPETITION_LIMIT),
         metadata={
             "ge": 2,
             "json_schema_extra": _shows_default("repetition_limit"),
@@ -143,7 +147,7 @@ class Context:
         },
     )
     observation_cap: int = field(
-        default_factory=lambda: _env_int("WIKIREACT_OBSERVATION_CAP", 1000),
+        default_factory=lambda: _env_int("WIKIREACT_OBSERVATION_CAP", DEFAULT_OBSERVATION_CAP),
         metadata={
             "ge": 50,
             "json_schema_extra": _shows_default("observation_cap"),
@@ -185,14 +189,13 @@ class Context:
     def __post_init__(self) -> None:
         """Read text values (`"7"`, `"no"`), then reject settings that cannot run, with a one-line reason."""
         self._read_values()
-        if self.max_steps < 1:
-            raise ValueError(f"max_steps must be at least 1, got {self.max_steps}")
+        for name in NUMBER_FIELDS:
+            if getattr(self, name) < least(name):
+                raise ValueError(
+                    f"{name} must be at least {least(name)}, got {getattr(self, name)}"
+                )
         if self.max_steps > MAX_STEPS:
             raise ValueError(f"max_steps must be at most {MAX_STEPS}, got {self.max_steps}")
-        if self.repetition_limit < 2:
-            raise ValueError(f"repetition_limit must be at least 2, got {self.repetition_limit}")
-        if self.observation_cap < 50:
-            raise ValueError(f"observation_cap must be at least 50, got {self.observation_cap}")
         if self.method not in ("react", "act"):
             raise ValueError(f"method must be react or act, got {self.method!r}")
         if self.protocol not in PROTOCOLS:
@@ -246,6 +249,14 @@ class Context:
 FIELD_NAMES: tuple[str, ...] = tuple(f.name for f in fields(Context))
 TEXT_FIELDS = ("model", "wiki")
 NUMBER_FIELDS = ("max_steps", "repetition_limit", "observation_cap")
+
+
+def least(name: str) -> int:
+    """Return the smallest value of the number field `name` (its `ge`, Studio's minimum too)."""
+    return int(_FIELDS[name].metadata["ge"])
+
+
+_FIELDS = {f.name: f for f in fields(Context)}
 
 
 def _close_field(key: str) -> list[str]:

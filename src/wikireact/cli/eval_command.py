@@ -13,7 +13,19 @@ from rich.console import Console
 from rich.text import Text
 
 from wikireact.cli.common import errors, fail
-from wikireact.context import DEFAULT_MAX_STEPS, DEFAULT_MODEL
+from wikireact.cli.options import (
+    CacheOpt,
+    EvalStepsOpt,
+    ModelOpt,
+    ObservationCapOpt,
+    RepetitionOpt,
+)
+from wikireact.context import (
+    DEFAULT_MAX_STEPS,
+    DEFAULT_MODEL,
+    DEFAULT_OBSERVATION_CAP,
+    DEFAULT_REPETITION_LIMIT,
+)
 from wikireact.eval.method_names import METHODS
 
 if TYPE_CHECKING:
@@ -135,27 +147,13 @@ def eval_command(
             help="questions in flight at once",
         ),
     ] = None,
-    model: Annotated[
-        str | None,
-        typer.Option(
-            metavar="MODEL",
-            show_default=f"env WIKIREACT_MODEL, else {DEFAULT_MODEL}",
-            help="provider:model, local, local:PATH.gguf or scripted:FILE.json",
-        ),
-    ] = None,
+    model: ModelOpt = None,
     wiki: Annotated[
         str, typer.Option(metavar="SOURCE", help="live, offline, record:PATH.db or PATH.db")
     ] = "offline",
-    max_steps: Annotated[int, typer.Option(help="step budget of ReAct/Act")] = DEFAULT_MAX_STEPS,
-    repetition_limit: Annotated[
-        int,
-        typer.Option(
-            metavar="N", help="the n-th proposal of one action in one state ends an episode"
-        ),
-    ] = 3,
-    observation_cap: Annotated[
-        int, typer.Option(metavar="N", help="characters of an observation before it is truncated")
-    ] = 1000,
+    max_steps: EvalStepsOpt = DEFAULT_MAX_STEPS,
+    repetition_limit: RepetitionOpt = DEFAULT_REPETITION_LIMIT,
+    observation_cap: ObservationCapOpt = DEFAULT_OBSERVATION_CAP,
     sc_samples: Annotated[int, typer.Option(help="CoT-SC samples (the paper: 21)")] = 21,
     prompts: Annotated[
         Path | None,
@@ -171,14 +169,7 @@ def eval_command(
             metavar="KEY", show_default="by method", help="key of --prompts to use (repeatable)"
         ),
     ] = None,
-    model_cache: Annotated[
-        Path | None,
-        typer.Option(
-            metavar="PATH",
-            show_default="none",
-            help="SQLite file that records every model call and replays the ones it holds",
-        ),
-    ] = None,
+    model_cache: CacheOpt = None,
     out: Annotated[
         Path | None,
         typer.Option(metavar="DIR", show_default="eval-out/METHOD", help="output directory"),

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from wikireact.cli.approval import GATED
-from wikireact.context import DEFAULT_MAX_STEPS, DEFAULT_MODEL, MAX_STEPS
+from wikireact.context import DEFAULT_MAX_STEPS, DEFAULT_MODEL, MAX_STEPS, least
 
 ModelOpt = Annotated[
     str | None,
@@ -34,7 +34,7 @@ StepsOpt = Annotated[
         "--max-steps",
         metavar="N",
         show_default=f"env WIKIREACT_MAX_STEPS, else {DEFAULT_MAX_STEPS}",
-        help=f"step budget (1 to {MAX_STEPS})",
+        help=f"step budget ({least('max_steps')} to {MAX_STEPS})",
     ),
 ]
 DbOpt = Annotated[
@@ -120,5 +120,27 @@ ResumeApproveOpt = Annotated[
         "--approve/--no-approve",
         show_default=SAME,
         help=f"ask y/n/edit before every action. {GATED}",
+    ),
+]
+# `eval` reads no WIKIREACT_* variable but the model's: its numbers default to `Context`'s
+# own defaults (`wikireact.context.DEFAULT_*`, given where the command declares them) and
+# are checked against `Context`'s minimums by `EvalConfig`.
+EvalStepsOpt = Annotated[
+    int, typer.Option(help=f"step budget of ReAct/Act ({least('max_steps')} to {MAX_STEPS})")
+]
+RepetitionOpt = Annotated[
+    int,
+    typer.Option(
+        metavar="N",
+        help="the n-th proposal of one action in one state ends an episode "
+        f"(at least {least('repetition_limit')})",
+    ),
+]
+ObservationCapOpt = Annotated[
+    int,
+    typer.Option(
+        metavar="N",
+        help="characters of an observation before it is truncated "
+        f"(at least {least('observation_cap')})",
     ),
 ]

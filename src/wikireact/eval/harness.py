@@ -33,7 +33,14 @@ from langchain_core.language_models import BaseChatModel
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from wikireact._json_text import json_line, json_objects, parse_json
-from wikireact.context import DEFAULT_MAX_STEPS, Context
+from wikireact.context import (
+    DEFAULT_MAX_STEPS,
+    DEFAULT_OBSERVATION_CAP,
+    DEFAULT_REPETITION_LIMIT,
+    NUMBER_FIELDS,
+    Context,
+    least,
+)
 from wikireact.errors import EvalError, JsonTextError, ThreadBusyError
 from wikireact.eval.dataset import Item, file_digest, load_dataset, sample
 from wikireact.eval.methods import (
@@ -88,8 +95,8 @@ class EvalConfig:
     seeds: int = 1
     concurrency: int = 8
     max_steps: int = DEFAULT_MAX_STEPS
-    repetition_limit: int = 3
-    observation_cap: int = 1000
+    repetition_limit: int = DEFAULT_REPETITION_LIMIT
+    observation_cap: int = DEFAULT_OBSERVATION_CAP
     sc_samples: int = 21
     sc_temperature: float = 0.7
     prompts: str | None = None
@@ -109,15 +116,15 @@ class EvalConfig:
             "limit": 1,
             "seeds": 1,
             "concurrency": 1,
-            "max_steps": 1,
             "sc_samples": 1,
-            "repetition_limit": 2,
-            "observation_cap": 50,
+            **{name: least(name) for name in NUMBER_FIELDS},  # the episodes' own minimums
         }
-        for name, least in minimum.items():
+        for name, smallest in minimum.items():
             value = getattr(self, name)
-            if value is not None and value < least:
-                raise EvalError(f"--{name.replace('_', '-')} must be at least {least}, got {value}")
+            if value is not None and value < smallest:
+                raise EvalError(
+                    f"--{name.replace('_', '-')} must be at least {smallest}, got {value}"
+                )
         if self.protocol == "tools" and self.method not in EPISODE_METHODS:
             raise EvalError(
                 f"--protocol tools applies to methods that run episodes "
