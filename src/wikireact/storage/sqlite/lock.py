@@ -4,9 +4,10 @@ A thread is locked with a one-byte POSIX record lock (`fcntl.lockf`) in `FILE.lo
 an offset derived from the thread id. The kernel releases it when the process ends in
 any way (SIGKILL included), so a crashed run never leaves a stale lock. POSIX locks
 belong to the process, not to a file descriptor: within one process, a registry of held
-thread ids keeps two threads apart, and each lock file stays open once per process (closing
-any descriptor of it would drop every lock the process holds on it). PostgreSQL stores
-use advisory locks instead (`wikireact.storage.postgres.threads`).
+thread ids keeps two threads apart, and each lock file is open once per process while
+any of its locks is held (closing any descriptor of it would drop every lock the process
+holds on it); the last release closes it. PostgreSQL stores use advisory locks instead
+(`wikireact.storage.postgres.threads`).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from pathlib import Path
 
 _registry_lock = threading.Lock()
 _files: dict[str, int] = {}
+"""The open descriptor of each lock file in which this process holds a lock."""
 _held: set[tuple[str, str]] = set()
 
 
@@ -44,6 +46,7 @@ def try_lock(lock_path: Path, key: str) -> bool:
         try:
             fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, _offset(key))
         except OSError:
+            _close_if_unused(path)
             return False
         _held.add((path, key))
         return True
@@ -57,3 +60,19 @@ def unlock(lock_path: Path, key: str) -> None:
             return
         _held.discard((path, key))
         fcntl.lockf(_files[path], fcntl.LOCK_UN, 1, _offset(key))
+        _close_if_unused(path)
+
+
+def _close_if_unused(path: str) -> None:
+    """Close `path`'s descriptor once no lock in it is held (no lock is dropped by closing then)."""
+    if any(held_path == path for held_path, _ in _held):
+        return
+    fd = _files.pop(path, None)
+    if fd is not None:
+        os.close(fd)
+
+
+def held_files() -> set[str]:
+    """Return the lock files this process holds a descriptor of (each holds a lock)."""
+    with _registry_lock:
+        return set(_files)
