@@ -326,3 +326,48 @@ def test_ctrl_c_in_eval_then_resume(files: tuple[Path, Path], tmp_path: Path) ->
     report = json.loads((out / "report.json").read_text())
     assert report["metrics"]["mean"]["em"] == 0.25 and report["metrics"]["mean"]["mean_steps"] == 5
     assert len(records.read_text().splitlines()) == 4
+
+
+INTERRUPTED_EVAL = """
+import atexit, sys
+from wikireact.cli.app import main
+atexit.register(lambda: print("atexit handlers ran", flush=True))
+try:
+    main()
+finally:
+    print("finally blocks ran", flush=True)
+"""
+
+
+@pytest.mark.slow
+def test_ctrl_c_in_eval_runs_finally_blocks_without_waiting_for_questions(
+    files: tuple[Path, Path], tmp_path: Path
+) -> None:
+    # Ctrl-C used to end `eval` with os._exit(130): no finally block, no atexit handler.
+    # It ends the command as any error does now, without waiting for the question in
+    # flight (4 model calls of 5 s each): that question is resumed by --resume.
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    dataset, snapshot = files
+    slow = tmp_path / "slow.json"
+    slow.write_text(json.dumps({"outputs": EVAL_SCRIPT, "delay_s": 5}))
+    out = tmp_path / "run"
+    args = [sys.executable, "-c", INTERRUPTED_EVAL, "eval", str(dataset), "--model"]
+    args += [f"scripted:{slow}", "--wiki", str(snapshot), "--out", str(out), "--concurrency", "1"]
+    proc = subprocess.Popen(
+        args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=os.environ.copy()
+    )
+    deadline = time.time() + 60
+    while time.time() < deadline and not (out / "threads.db").exists():
+        time.sleep(0.1)
+    time.sleep(1.0)  # inside the first model call of the first question
+    started = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130, stderr
+    assert "--resume" in " ".join(stderr.split()) and "Traceback" not in stderr
+    assert "finally blocks ran" in stdout and "atexit handlers ran" in stdout
+    assert time.monotonic() - started < 15  # did not wait for the question (20 s of calls)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import sys
 import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -267,14 +266,11 @@ def eval_command(
             )
     except KeyboardInterrupt:
         # Episodes in flight are checkpointed after every step and finished records are
-        # already on disk: stop now instead of waiting for the workers, and resume later.
-        errors.print(
-            f"error: interrupted; progress is saved in {out}: "
-            "continue with the same command and --resume"
+        # already on disk; their worker threads are not waited for (`eval.workers`).
+        fail(
+            f"interrupted; progress is saved in {out}: continue with the same command and --resume",
+            130,
         )
-        sys.stderr.flush()
-        sys.stdout.flush()
-        os._exit(130)
     except (EvalError, DatasetError, PromptFileError, ModelCacheError) as exc:
         fail(str(exc))
     except LockLostError as exc:  # a shared run's worker: its message says how to go on

@@ -22,7 +22,7 @@ import os
 import platform
 import threading
 from collections.abc import Callable
-from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_EXCEPTION, Future, wait
 from dataclasses import dataclass, fields
 from functools import cache
 from importlib.metadata import PackageNotFoundError, version
@@ -54,6 +54,7 @@ from wikireact.eval.methods import (
 )
 from wikireact.eval.metrics import summarize
 from wikireact.eval.turns import TurnFreeSource, Turns
+from wikireact.eval.workers import DaemonPool
 from wikireact.graph import build_graph
 from wikireact.models.cache import CachedChatModel
 from wikireact.models.registry import MAX_OUTPUT_TOKENS, is_local
@@ -396,19 +397,19 @@ def _run_questions(
             if on_record:
                 on_record(record)
 
-        pool = ThreadPoolExecutor(max_workers=config.concurrency)
+        pool = DaemonPool(config.concurrency)
         try:
             futures.extend(pool.submit(one, item, seed) for item, seed in todo)
             finished, _ = wait(futures, return_when=FIRST_EXCEPTION)
             failed = [f for f in finished if f.exception() is not None]
             if failed:
-                pool.shutdown(wait=False, cancel_futures=True)
+                pool.shutdown(cancel_futures=True)
                 # Nothing works in `out` once this raises (a --resume may follow). Futures the
                 # shutdown cancelled never count as done for `wait`: leave them out.
                 wait([f for f in futures if not f.cancelled()])
                 raise failed[0].exception()  # type: ignore[misc]
         finally:
-            pool.shutdown(wait=False, cancel_futures=True)
+            pool.shutdown(cancel_futures=True)
 
 
 def _close_after(store: SqliteThreads, futures: list[Future[None]]) -> None:
