@@ -10,6 +10,7 @@ import pytest
 from support import EVAL_SCRIPT, SpyModel, eval_args, snapshot_eval
 from typer.testing import CliRunner, Result
 
+from wikireact import ScriptedChatModel
 from wikireact.cli.app import app
 from wikireact.context import Context
 from wikireact.errors import DatasetError, EvalError
@@ -283,3 +284,25 @@ def test_default_concurrency_is_one_for_the_local_model(
         ],
     )
     assert seen == [1, 3]
+
+
+def test_the_seed_goes_to_models_whose_client_takes_one_by_class_not_by_name() -> None:
+    # The harness used to compare type(model).__name__ with "ChatGroq": a wrapper subclass
+    # lost its seed, and any class named ChatGroq got one.
+    from langchain_groq import ChatGroq
+
+    from wikireact.models.sampling import per_call_sampling
+
+    class TracedGroq(ChatGroq):
+        pass
+
+    class NotGroq(ScriptedChatModel):
+        pass
+
+    NotGroq.__name__ = "ChatGroq"
+    groq = TracedGroq(model="qwen/qwen3.6-27b", api_key="k")  # type: ignore[call-arg]
+    assert per_call_sampling("groq:qwen/qwen3.6-27b", groq) == {"seed": 0}
+    assert per_call_sampling("groq:qwen/qwen3.6-27b", NotGroq(outputs=["x"])) == {}
+    assert per_call_sampling("groq:qwen/qwen3.6-27b", None) == {"seed": 0}
+    assert per_call_sampling("local", None) == {"seed": 0}
+    assert per_call_sampling("scripted:s.json", None) == {}

@@ -58,6 +58,7 @@ from wikireact.eval.workers import DaemonPool
 from wikireact.graph import build_graph
 from wikireact.models.cache import CachedChatModel
 from wikireact.models.registry import MAX_OUTPUT_TOKENS, is_local
+from wikireact.models.sampling import per_call_sampling
 from wikireact.models.stack import model_stack
 from wikireact.models.variants import variant_for
 from wikireact.prompting.exemplars import Need, PromptSet, load_prompts
@@ -170,18 +171,6 @@ def _versions() -> dict[str, str]:
 def _snapshot_id(source: WikiSource) -> str:
     snapshot = getattr(source, "snapshot_id", None)
     return str(snapshot) if snapshot else f"{type(source).__name__} (live, not pinned)"
-
-
-def _sampling(spec: str, model: BaseChatModel | None) -> dict[str, Any]:
-    """Per-call sampling options the model accepts (a seed where the client supports one)."""
-    if model is not None:
-        return {"seed": 0} if type(model).__name__ in {"ChatGroq", "LlamaCppChatModel"} else {}
-    spec = spec.strip()
-    return (
-        {"seed": 0}
-        if spec.startswith("groq:") or spec == "local" or spec.startswith("local:")
-        else {}
-    )
 
 
 def _decoding(spec: str, model: BaseChatModel | None) -> dict[str, Any]:
@@ -335,7 +324,7 @@ def prepare_run(
         Path(config.prompts) if config.prompts else None, NEEDS[config.method], config.prompts_keys
     )
     source = wiki or open_source(config.wiki)
-    sampling = _sampling(config.model, model)
+    sampling = per_call_sampling(config.model, model)
     settings = resolved_settings(config, context, prompts, sampling, _snapshot_id(source))
     settings["snapshot_source"] = getattr(source, "snapshot_source", None)  # pinned by its id
     settings.update(_decoding(config.model, model))
