@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Mapping, Sequence
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -184,7 +185,8 @@ def write_snapshot(path: Path, pages: Mapping[str, str] = PAGES) -> Path:
     """Build a snapshot file at `path` holding `pages` (title -> text), as `snapshot import` does."""
     jsonl = path.with_suffix(".jsonl")
     jsonl.write_text("".join(json.dumps({"title": t, "text": x}) + "\n" for t, x in pages.items()))
-    import_file(jsonl, SnapshotDatabase.create(path))
+    with closing(SnapshotDatabase.create(path)) as store:
+        import_file(jsonl, store)
     return path
 
 

@@ -312,14 +312,14 @@ def test_wikipedia_outage_stops_with_a_resume_hint_not_an_answer(
     tmp_path: Path, snapshot_db: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from wikireact.errors import WikiUnavailableError
-    from wikireact.wiki.factory import open_source
+    from wikireact.wiki.factory import close_sources
     from wikireact.wiki.live import Transport
 
     def down(self: Transport, params: dict) -> dict:
         raise WikiUnavailableError("Wikipedia is unavailable right now (connection refused).")
 
     monkeypatch.setattr(Transport, "get_json", down)
-    open_source.cache_clear()
+    close_sources()
     mona = [
         "Thought: look it up.\nAction: Search[Mona Lisa]",
         "Thought: again.\nAction: Search[Mona Lisa]",
@@ -338,7 +338,7 @@ def test_wikipedia_outage_stops_with_a_resume_hint_not_an_answer(
             "out",
         ],
     )
-    open_source.cache_clear()
+    close_sources()
     assert first.exit_code == 1, first.output
     message = flat(first.stderr)
     assert "Wikipedia is unavailable right now" in message and "wikireact resume out" in message

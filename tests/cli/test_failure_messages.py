@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 
 from wikireact import MemorySource
 from wikireact.cli.app import app
-from wikireact.wiki.factory import open_source
+from wikireact.wiki.factory import close_sources
 from wikireact.wiki.snapshot import SnapshotDatabase
 
 runner = CliRunner()
@@ -283,7 +283,7 @@ def test_a_full_disk_under_the_page_file_stops_the_episode_resumably(
         f"wikireact resume t1 --db {db}",
     )
     full["yes"] = False
-    open_source.cache_clear()
+    close_sources()
     resumed = runner.invoke(app, ["resume", "t1", "--db", str(db), "--json"])
     assert resumed.exit_code == 0, resumed.output
     assert json.loads(resumed.stdout)["answer"] == "yes"

@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 
 from wikireact.cli.app import app
 from wikireact.storage.sqlite.threads import SqliteThreads
-from wikireact.wiki.factory import open_source
+from wikireact.wiki.factory import close_sources
 
 runner = CliRunner()
 
@@ -119,7 +119,7 @@ def test_resume_refuses_a_snapshot_that_changed(
     for suffix in ("", "-wal", "-shm"):
         Path(f"{snapshot}{suffix}").unlink(missing_ok=True)
     make_snapshot(snapshot, {**PAGES, "Ed Wood": "Edward Wood was a Canadian hockey player."})
-    open_source.cache_clear()  # a new process would open the file afresh
+    close_sources()  # a new process would open the file afresh
     resumed = runner.invoke(app, ["resume", "t2", "--db", str(db), "--json"])
     assert resumed.exit_code == 2
     assert f"the snapshot {snapshot} changed since thread t2 started" in resumed.stderr

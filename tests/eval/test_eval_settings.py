@@ -300,7 +300,7 @@ def test_the_seed_goes_to_models_whose_client_takes_one_by_class_not_by_name() -
         pass
 
     NotGroq.__name__ = "ChatGroq"
-    groq = TracedGroq(model="qwen/qwen3.6-27b", api_key="k")  # type: ignore[call-arg]
+    groq = TracedGroq(model="qwen/qwen3.6-27b", api_key="k")  # type: ignore[arg-type]
     assert per_call_sampling("groq:qwen/qwen3.6-27b", groq) == {"seed": 0}
     assert per_call_sampling("groq:qwen/qwen3.6-27b", NotGroq(outputs=["x"])) == {}
     assert per_call_sampling("groq:qwen/qwen3.6-27b", None) == {"seed": 0}

@@ -1,9 +1,17 @@
-"""Open a Wikipedia source from its name: `live`, `offline`, `record:PATH.db` or `PATH.db`."""
+"""Open a Wikipedia source from its name: `live`, `offline`, `record:PATH.db` or `PATH.db`.
+
+`open_source` shares one open source per name within the process (the served graph opens
+its source per run; an evaluation's workers share theirs). The registry owns them: it
+keeps the `SHARED_SOURCES` most recently used (one dropped earlier is closed once nothing
+uses it any more) and `close_sources` closes them all (a host shutting down, a test).
+A source of one's own is opened directly and closed with `with` (`SnapshotSource.open`).
+"""
 
 from __future__ import annotations
 
-import functools
 import os
+import threading
+from collections import OrderedDict
 from pathlib import Path
 
 from wikireact._paths import cache_dir
@@ -16,9 +24,41 @@ def default_cache_path() -> Path:
     return cache_dir() / "live-cache.db"
 
 
-@functools.lru_cache(maxsize=16)
+SHARED_SOURCES = 16
+"""How many shared sources stay open (the most recently used)."""
+_shared: OrderedDict[str, WikiSource] = OrderedDict()
+_shared_lock = threading.Lock()
+
+
 def open_source(spec: str) -> WikiSource:
     """Return the source named by `spec` (opened once per process and shared)."""
+    with _shared_lock:
+        source = _shared.get(spec)
+        if source is not None:
+            _shared.move_to_end(spec)
+            return source
+    source = _open(spec)
+    with _shared_lock:
+        source = _shared.setdefault(spec, source)  # another thread's, if it was first
+        _shared.move_to_end(spec)
+        while len(_shared) > SHARED_SOURCES:
+            # Not closed here: a caller may still be using it (it closes when unreferenced).
+            _shared.popitem(last=False)
+    return source
+
+
+def close_sources() -> None:
+    """Close every shared source and forget it; the next `open_source` opens afresh."""
+    with _shared_lock:
+        sources = list(_shared.values())
+        _shared.clear()
+    for source in sources:
+        close = getattr(source, "close", None)
+        if callable(close):
+            close()
+
+
+def _open(spec: str) -> WikiSource:
     from wikireact.wiki.snapshot import SnapshotSource
 
     spec = spec.strip()

@@ -212,6 +212,13 @@ class CachedSource:
         """Requests the inner (live) source sent from the calling thread."""
         return self.inner.requests
 
+    def close(self) -> None:
+        """Close the file (and the inner source, if it can be closed)."""
+        self.store.close()
+        close = getattr(self.inner, "close", None)
+        if callable(close):
+            close()
+
     def fetch(self, title: str) -> Page | Disambiguation | None:
         """From the file if known, else from the inner source (then stored)."""
         with self._file_usable():

@@ -125,6 +125,11 @@ class SnapshotDatabase:
             raise SnapshotError(f"{path} is not a readable wikireact snapshot ({exc})") from None
         return cls(conn, path)
 
+    def close(self) -> None:
+        """Close the file."""
+        with self._lock:
+            self.conn.close()
+
     def meta(self, key: str) -> str | None:
         """Return a value of the snapshot's metadata (e.g. `snapshot_id`)."""
         with self._lock:
@@ -393,8 +398,20 @@ class SnapshotSource:
 
     @classmethod
     def open(cls, path: Path) -> SnapshotSource:
-        """Open the snapshot at `path` read-only."""
+        """Open the snapshot at `path` read-only (close it, or use it in a `with` block)."""
         return cls(SnapshotDatabase.open_readonly(path))
+
+    def close(self) -> None:
+        """Close the snapshot file."""
+        self.store.close()
+
+    def __enter__(self) -> SnapshotSource:
+        """Use the source for the block; it is closed at its end."""
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        """Close the snapshot file."""
+        self.close()
 
     @property
     def requests(self) -> int:
