@@ -421,3 +421,35 @@ def test_a_groq_tools_protocol_episode_is_recorded_and_replayed_offline(tmp_path
         {"id": "call_groq_1", "name": "search", "args": {"title": "Ed Wood"}}
     ]
     assert [a["input_tokens"] for a in replayed["audit"]] == [100, 101, 102, 103]
+
+
+def open_files_named(path: Path) -> list[str]:
+    import os
+
+    found = []
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            target = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            continue
+        if target.startswith(str(path)):
+            found.append(target)
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").exists(), reason="needs /proc")
+def test_ask_and_eval_close_their_model_cache(files: tuple[Path, Path], tmp_path: Path) -> None:
+    dataset, snapshot = files
+    script = tmp_path / "s.json"
+    script.write_text(json.dumps(GOOD_RUN))
+    cache = tmp_path / "cache.db"
+    runner = CliRunner()
+    common = ["--model", f"scripted:{script}", "--wiki", str(snapshot), "--model-cache", str(cache)]
+    asked = runner.invoke(app, ["ask", QUESTION, *common, "--db", str(tmp_path / "t.db")])
+    assert asked.exit_code == 0, asked.output
+    assert open_files_named(cache) == []
+    evaluated = runner.invoke(
+        app, ["eval", str(dataset), *common, "--out", str(tmp_path / "run"), "--limit", "1"]
+    )
+    assert evaluated.exit_code == 0, evaluated.output
+    assert open_files_named(cache) == []

@@ -122,6 +122,7 @@ def ask(
     from wikireact.cli.hints import resume_hint
     from wikireact.cli.resolve import run_context, run_model, snapshot_id
     from wikireact.context import validate_question
+    from wikireact.models.stack import stack_closed
     from wikireact.storage.threads import open_threads, runner, thread_question
 
     try:
@@ -135,7 +136,7 @@ def ask(
     )
     resources, chat_model = run_model(context, model_cache)
     thread_id = thread_id or uuid.uuid4().hex[:12]
-    with closing(open_threads(db)) as store, runner(store, thread_id):
+    with stack_closed(chat_model), closing(open_threads(db)) as store, runner(store, thread_id):
         existing = thread_question(store, thread_id)
         if existing and existing != question:  # e.g. an eval's: never two questions in one thread
             fail(
@@ -246,6 +247,7 @@ def resume(
     from wikireact.cli.hints import resume_hint
     from wikireact.cli.resolve import check_same_snapshot, run_context, run_model
     from wikireact.graph import build_graph
+    from wikireact.models.stack import stack_closed
     from wikireact.storage.threads import runner
 
     with closing(_existing_store(db, thread_id)) as store:
@@ -258,33 +260,38 @@ def resume(
             approve=approve,
         )
         resources, chat_model = run_model(context, model_cache)
-        if wiki is None:
-            check_same_snapshot(store, thread_id, context)
-        with runner(store, thread_id):  # one runner per thread, across processes and machines
-            start = (
-                _checkpoint_config(store, thread_id, from_checkpoint) if from_checkpoint else None
-            )
-            values = build_graph(store.saver).get_state(start or thread_config(thread_id)).values
-            if start is None:
-                _extend_budget(store, thread_id, values, max_steps)
-            if not as_json:
-                console.print(Text.assemble(("Resuming thread ", "bold"), clean(thread_id)))
-                show_transcript(console, question, values, status=False)
-            payload = (
-                None if values else {"question": question}
-            )  # no checkpoint yet: start it again
-            run_episode(
-                store,
-                payload,
-                thread_id,
-                context,
-                as_json,
-                resume_hint(thread_id, db, max_steps),
-                start,
-                model=chat_model,
-                wiki=resources.wiki,
-                reviewer=reviewer,
-            )
+        with stack_closed(chat_model):
+            if wiki is None:
+                check_same_snapshot(store, thread_id, context)
+            with runner(store, thread_id):  # one runner per thread, across processes and machines
+                start = (
+                    _checkpoint_config(store, thread_id, from_checkpoint)
+                    if from_checkpoint
+                    else None
+                )
+                values = (
+                    build_graph(store.saver).get_state(start or thread_config(thread_id)).values
+                )
+                if start is None:
+                    _extend_budget(store, thread_id, values, max_steps)
+                if not as_json:
+                    console.print(Text.assemble(("Resuming thread ", "bold"), clean(thread_id)))
+                    show_transcript(console, question, values, status=False)
+                payload = (
+                    None if values else {"question": question}
+                )  # no checkpoint yet: start it again
+                run_episode(
+                    store,
+                    payload,
+                    thread_id,
+                    context,
+                    as_json,
+                    resume_hint(thread_id, db, max_steps),
+                    start,
+                    model=chat_model,
+                    wiki=resources.wiki,
+                    reviewer=reviewer,
+                )
 
 
 @app.command(cls=HelpCommand, short_help="Show THREAD as a transcript, then its checkpoints.")

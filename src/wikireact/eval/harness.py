@@ -59,7 +59,7 @@ from wikireact.graph import build_graph
 from wikireact.models.cache import CachedChatModel
 from wikireact.models.registry import MAX_OUTPUT_TOKENS, is_local
 from wikireact.models.sampling import per_call_sampling
-from wikireact.models.stack import model_stack
+from wikireact.models.stack import close_stack, model_stack
 from wikireact.models.variants import variant_for
 from wikireact.prompting.exemplars import Need, PromptSet, load_prompts
 from wikireact.state import ProtocolName
@@ -356,8 +356,8 @@ def _run_questions(
 
     If a question fails, queued questions are cancelled, and the failure is raised once the
     questions already running have ended (their steps and records saved). On Ctrl-C it is
-    raised at once and those run on in the background (`_close_after` closes the store after
-    them).
+    raised at once and those run on in the background (`_close_after` closes the store and
+    the model cache after them).
     """
     config = prepared.config
     method_settings = prepared.method_settings(store.saver)
@@ -401,16 +401,23 @@ def _run_questions(
             pool.shutdown(cancel_futures=True)
 
 
-def _close_after(store: SqliteThreads, futures: list[Future[None]]) -> None:
-    """Close `store` now if no future is running, else once they have all ended."""
+def _close_after(store: SqliteThreads, model: BaseChatModel, futures: list[Future[None]]) -> None:
+    """Close `store` and `model`'s stack now if no future is running, else once they have ended."""
+
+    def close() -> None:
+        try:
+            store.close()
+        finally:
+            close_stack(model)
+
     running = [f for f in futures if not f.done()]
     if not running:
-        store.close()
+        close()
         return
 
     def close_when_done() -> None:
         wait(running)
-        store.close()
+        close()
 
     threading.Thread(target=close_when_done, name="wikireact-eval-close", daemon=True).start()
 
@@ -428,8 +435,12 @@ def run_in_directory(
     """Run (or resume) an evaluation whose checkpoints and records live in `out`."""
     prepared = prepare_run(config, model, wiki)
     items, settings, chat_model = prepared.items, prepared.settings, prepared.model
-    _prepare_out(out, settings, resume)
-    store = SqliteThreads(out / "threads.db")
+    try:
+        _prepare_out(out, settings, resume)
+        store = SqliteThreads(out / "threads.db")
+    except BaseException:
+        close_stack(chat_model)
+        raise
     futures: list[Future[None]] = []
     records_path = out / RECORDS
     try:
@@ -445,7 +456,7 @@ def run_in_directory(
         _ensure_line_start(records_path)
         _run_questions(prepared, store, todo, records_path, on_record, futures)
     finally:
-        _close_after(store, futures)
+        _close_after(store, chat_model, futures)
     wanted = {(item.id, seed) for seed in range(config.seeds) for item in items}
     records = [r for key, r in read_records(records_path).items() if key in wanted]
     report: dict[str, Any] = {

@@ -30,6 +30,7 @@ from wikireact.eval.dataset import Item
 from wikireact.eval.harness import RECORDS, REPORT, RUN_ONLY, EvalConfig, _versions, prepare_run
 from wikireact.eval.methods import episode_thread, register_episode, run_method
 from wikireact.eval.metrics import summarize
+from wikireact.models.stack import close_stack
 from wikireact.storage.postgres.threads import PostgresThreads
 from wikireact.wiki.base import WikiSource
 
@@ -222,7 +223,11 @@ def run_shared_eval(
 
     prepared = prepare_run(config, model, wiki)
     items, settings = prepared.items, prepared.settings
-    store = PostgresThreads(db, pool_size=config.concurrency + 2)
+    try:
+        store = PostgresThreads(db, pool_size=config.concurrency + 2)
+    except BaseException:
+        close_stack(prepared.model)
+        raise
     try:
         total = len(items) * config.seeds
         join_run(
@@ -277,5 +282,6 @@ def run_shared_eval(
         report, records = shared_report(store, run)
     finally:
         store.close()
+        close_stack(prepared.model)
     write_report(out, report, records)
     return report

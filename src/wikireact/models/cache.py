@@ -214,6 +214,12 @@ class CachedChatModel(BaseChatModel):
     def _llm_type(self) -> str:
         return "wikireact-cached"
 
+    def close(self) -> None:
+        """Close the cache's storage (when it can be closed); the counts stay readable."""
+        close = getattr(self.store, "close", None)
+        if callable(close):
+            close()
+
     @property
     def hits(self) -> int:
         """Calls answered from the cache."""

@@ -3,11 +3,14 @@
 `ask`, `resume` and `eval` all build their model here, so a wrapper added to the stack
 (today the model cache of `--model-cache`) carries the same facts about the model for all
 of them: the cache is told the model's prompt variant, so a small local model keeps the
-small-model prompt whether or not its calls are cached.
+small-model prompt whether or not its calls are cached. Whoever builds a stack closes it
+(`close_stack`, or `with stack_closed(model)`): that closes the model cache's file.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from langchain_core.language_models import BaseChatModel
@@ -34,3 +37,18 @@ def model_stack(
         store=SqliteModelCache(cache),
         load_model=lambda: given if given is not None else load_chat_model(spec),
     )
+
+
+def close_stack(model: BaseChatModel | None) -> None:
+    """Close what `model_stack` opened around the model (the model cache's file)."""
+    if isinstance(model, CachedChatModel):
+        model.close()
+
+
+@contextmanager
+def stack_closed(model: BaseChatModel | None) -> Iterator[BaseChatModel | None]:
+    """Use `model` (a stack from `model_stack`) for the block, then close it."""
+    try:
+        yield model
+    finally:
+        close_stack(model)
