@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
+    BaseCheckpointSaver,
     ChannelVersions,
     Checkpoint,
     CheckpointMetadata,
@@ -65,6 +66,9 @@ class AsyncCompactSaver(CompactSqliteSaver):
 
     async def adelete_thread(self, thread_id: str) -> None:
         self.delete_thread(thread_id)
+
+    async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        self.copy_thread(source_thread_id, target_thread_id)
 
 
 def test_langgraph_checkpointer_conformance(tmp_path: Path) -> None:
@@ -242,7 +246,7 @@ def test_repeated_writes_of_a_task_follow_the_stock_rules(tmp_path: Path) -> Non
     """Special writes (interrupts, errors) replace earlier ones; ordinary writes keep the first."""
     from langgraph.checkpoint.base import empty_checkpoint
 
-    def pending(saver: SqliteSaver) -> list[Any]:
+    def pending(saver: BaseCheckpointSaver) -> list[Any]:
         config = saver.put(
             {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}, empty_checkpoint(), {}, {}
         )

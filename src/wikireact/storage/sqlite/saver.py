@@ -1,4 +1,4 @@
-"""wikireact's SQLite checkpointer: LangGraph's `SqliteSaver` with compact rows.
+"""wikireact's SQLite checkpointer: LangGraph's saver API over compact rows of its own.
 
 Per superstep LangGraph saves one checkpoint and, per task, a handful of channel writes.
 On a realistic episode the bookkeeping outweighed the content (bench/checkpoint_growth.py),
@@ -21,18 +21,28 @@ so `CompactSqliteSaver` keeps the stock `checkpoints` table but (encodings: `wik
 Rows are decoded outside the connection lock, so concurrent threads (the eval) wait less.
 Threads written in the stock layout are moved to `task_writes` when a file is opened; reads
 (`get_tuple`, `list`, `get_delta_channel_history`) return what `SqliteSaver` would.
+
+The saver owns its storage: it subclasses `BaseCheckpointSaver`, not `SqliteSaver`, so no
+stock storage method can reach its tables. Every method of the base is implemented here,
+refused with a clear error (`REFUSED`), or inherited because it only calls the saver's own
+methods (`INHERITED`); tests/storage/test_saver_surface.py fails for a method LangGraph adds.
+The async API is not offered (as with the stock `SqliteSaver`): graphs on it run with
+`invoke`/`stream`.
 """
 
 from __future__ import annotations
 
+import random
 import sqlite3
+import threading
 from collections import OrderedDict
 from collections.abc import Generator, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Any, cast
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
-    WRITES_IDX_MAP,
+    BaseCheckpointSaver,
     ChannelVersions,
     Checkpoint,
     CheckpointMetadata,
@@ -41,15 +51,10 @@ from langgraph.checkpoint.base import (
     PendingWrite,
     get_checkpoint_id,
     get_checkpoint_metadata,
-    writes_sort_key,
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
-from langgraph.checkpoint.serde.types import (
-    _DeltaSnapshot,  # what a DeltaChannel stores in a checkpoint (beta API)
-)
-from langgraph.checkpoint.sqlite import SqliteSaver
-from langgraph.checkpoint.sqlite.utils import search_where
 
+from wikireact.storage.sqlite._langgraph import WRITES_IDX_MAP, DeltaSnapshot, writes_sort_key
 from wikireact.storage.sqlite.codec import (
     ZD1,
     CompressingSerializer,
@@ -70,7 +75,30 @@ from wikireact.storage.sqlite.value_chunks import (
     encode_refs,
 )
 
-__all__ = ["CompactSqliteSaver", "CompressingSerializer"]
+__all__ = ["INHERITED", "REFUSED", "CompactSqliteSaver", "CompressingSerializer"]
+
+INHERITED = frozenset(
+    {
+        "get",  # get_tuple(config).checkpoint
+        "config_specs",
+        "with_allowlist",  # a shallow copy with another serializer
+        # The async API: the base's versions raise NotImplementedError (or call the ones
+        # that do), as the stock SqliteSaver's do; graphs run on this saver synchronously.
+        "aget",
+        "aget_tuple",
+        "alist",
+        "aput",
+        "aput_writes",
+        "adelete_thread",
+        "adelete_for_runs",
+        "acopy_thread",
+        "aprune",
+        "aget_delta_channel_history",
+    }
+)
+"""Methods of `BaseCheckpointSaver` this saver inherits on purpose (they touch no table)."""
+REFUSED = frozenset({"prune", "delete_for_runs"})
+"""Storage methods this saver refuses with a clear `NotImplementedError`."""
 
 CACHED_CHECKPOINTS = 4096
 """Checkpoints whose ancestry (and, separately, writes) a saver keeps decoded."""
@@ -135,6 +163,32 @@ Node = tuple[str | None, frozenset[str]]
 """A checkpoint's parent id and the delta channels it holds a value (snapshot) for."""
 
 
+_THREAD_TABLES = ("checkpoints", "task_writes", "value_chunks")
+"""Every table holding a thread's rows, keyed by thread_id first."""
+
+
+def _where(
+    config: RunnableConfig | None, before: RunnableConfig | None
+) -> tuple[str, tuple[Any, ...]]:
+    """Return the WHERE clause (and its parameters) of `list`: thread, namespace, id, before."""
+    clauses: list[str] = []
+    params: list[Any] = []
+    if config is not None:
+        configurable = config["configurable"]
+        clauses.append("thread_id = ?")
+        params.append(str(configurable["thread_id"]))
+        if (ns := configurable.get("checkpoint_ns")) is not None:
+            clauses.append("checkpoint_ns = ?")
+            params.append(ns)
+        if checkpoint_id := get_checkpoint_id(config):
+            clauses.append("checkpoint_id = ?")
+            params.append(checkpoint_id)
+    if before is not None:
+        clauses.append("checkpoint_id < ?")
+        params.append(get_checkpoint_id(before))
+    return ("WHERE " + " AND ".join(clauses) if clauses else "", tuple(params))
+
+
 def sorted_writes(stored: StoredWrites) -> TaskWrites:
     """Unpack a checkpoint's rows into its writes, in `writes_sort_key` order."""
     found = [
@@ -144,24 +198,43 @@ def sorted_writes(stored: StoredWrites) -> TaskWrites:
     return [(task_id, write) for _, task_id, write in found]
 
 
-class CompactSqliteSaver(SqliteSaver):
-    """`SqliteSaver` with integer versions, compressed checkpoints and one row per task's writes."""
+class CompactSqliteSaver(BaseCheckpointSaver[Any]):
+    """A SQLite checkpointer with integer versions, compressed checkpoints, one row per task's writes."""
+
+    conn: sqlite3.Connection
+    is_setup: bool
 
     def __init__(
         self, conn: sqlite3.Connection, *, serde: SerializerProtocol | None = None
     ) -> None:
         """Use `conn`; values are serialized by `serde` (default: LangGraph's)."""
-        super().__init__(conn, serde=serde)
+        super().__init__(serde=serde)
+        self.conn = conn
+        self.is_setup = False
+        self.lock = threading.Lock()
         self._nodes: OrderedDict[Key, Node] = OrderedDict()
         self._writes: OrderedDict[Key, TaskWrites] = OrderedDict()
         self._chunks = ChunkWriter(self.serde)
+
+    @contextmanager
+    def cursor(self, transaction: bool = True) -> Iterator[sqlite3.Cursor]:
+        """Return a cursor under the saver's lock (tables set up); commit at the end if `transaction`."""
+        with self.lock:
+            self.setup()
+            cur = self.conn.cursor()
+            try:
+                yield cur
+            finally:
+                if transaction:
+                    self.conn.commit()
+                cur.close()
 
     def setup(self) -> None:
         """Create the tables; move writes stored by the stock layout into `task_writes`."""
         if self.is_setup:
             return
-        self.conn.execute(_CHECKPOINTS)  # before the stock saver's: without the rowid index
-        super().setup()
+        self.conn.execute("PRAGMA journal_mode=WAL")
+        self.conn.execute(_CHECKPOINTS)  # a stock file's table gains the columns below
         self.conn.execute(_TASK_WRITES)
         self.conn.execute(_VALUE_CHUNKS)
         for column in ("snapshots TEXT", "chunks BLOB"):
@@ -170,13 +243,22 @@ class CompactSqliteSaver(SqliteSaver):
             except sqlite3.OperationalError as exc:
                 if "duplicate column name" not in str(exc):
                     raise
-        if self.conn.execute("SELECT 1 FROM writes LIMIT 1").fetchone() is not None:
+        if self._stock_writes_columns():
             self._adopt_stock_writes()
         self.conn.commit()
+        self.is_setup = True
+
+    def _stock_writes_columns(self) -> set[str]:
+        """Return the columns of the stock layout's `writes` table (none when it has no rows)."""
+        columns = {row[1] for row in self.conn.execute("PRAGMA table_info(writes)")}
+        if not columns or self.conn.execute("SELECT 1 FROM writes LIMIT 1").fetchone() is None:
+            return set()
+        return columns
 
     def _adopt_stock_writes(self) -> None:
+        path = "task_path" if "task_path" in self._stock_writes_columns() else "''"
         rows = self.conn.execute(
-            "SELECT thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, "
+            f"SELECT thread_id, checkpoint_ns, checkpoint_id, task_id, {path}, idx, channel, type, "
             "value FROM writes ORDER BY thread_id, checkpoint_ns, checkpoint_id, task_id, idx"
         ).fetchall()
         grouped: dict[tuple[str, str, str, str, str], list[Write]] = {}
@@ -201,7 +283,8 @@ class CompactSqliteSaver(SqliteSaver):
             return 1
         if isinstance(current, int):
             return current + 1
-        return super().get_next_version(current, channel)
+        # The stock saver's form: a zero-padded counter, then a random tie-breaker.
+        return f"{int(str(current).split('.')[0]) + 1:032}.{random.random():016}"
 
     def put(
         self,
@@ -214,7 +297,7 @@ class CompactSqliteSaver(SqliteSaver):
         configurable = config["configurable"]
         thread_id, ns = str(configurable["thread_id"]), configurable["checkpoint_ns"]
         values = checkpoint["channel_values"]
-        snapshots = sorted(k for k, v in values.items() if isinstance(v, _DeltaSnapshot))
+        snapshots = sorted(k for k, v in values.items() if isinstance(v, DeltaSnapshot))
         chunked = {
             ch: self._chunks.split((thread_id, ns, ch), values[ch].value)
             for ch in snapshots
@@ -352,7 +435,7 @@ class CompactSqliteSaver(SqliteSaver):
         limit: int | None = None,
         with_writes: bool,
     ) -> Iterator[CheckpointTuple]:
-        where, params = search_where(config, None, before)
+        where, params = _where(config, before)
         query = f"SELECT {_ROW} FROM checkpoints {where} ORDER BY checkpoint_id DESC"
         if limit is not None and not filter:
             query, params = query + " LIMIT ?", (*params, limit)
@@ -384,13 +467,44 @@ class CompactSqliteSaver(SqliteSaver):
 
     def delete_thread(self, thread_id: str) -> None:
         """Delete a thread's checkpoints, writes and snapshot pieces."""
-        super().delete_thread(thread_id)
         with self.cursor() as cur:
             self._nodes.clear()
             self._writes.clear()
             self._chunks.forget(str(thread_id))
-            cur.execute("DELETE FROM task_writes WHERE thread_id = ?", (str(thread_id),))
-            cur.execute("DELETE FROM value_chunks WHERE thread_id = ?", (str(thread_id),))
+            for table in _THREAD_TABLES:
+                cur.execute(f"DELETE FROM {table} WHERE thread_id = ?", (str(thread_id),))
+
+    def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        """Copy a thread's every checkpoint, write and snapshot piece to another thread id.
+
+        The whole parent chain is copied, so the target rebuilds its delta channels as the
+        source does; rows the target already has are kept.
+        """
+        source, target = str(source_thread_id), str(target_thread_id)
+        with self.cursor() as cur:
+            for table in _THREAD_TABLES:
+                columns = [row[1] for row in cur.execute(f"PRAGMA table_info({table})")]
+                others = ", ".join(c for c in columns if c != "thread_id")
+                cur.execute(
+                    f"INSERT OR IGNORE INTO {table} (thread_id, {others}) "
+                    f"SELECT ?, {others} FROM {table} WHERE thread_id = ?",
+                    (target, source),
+                )
+
+    def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+        """Refuse: dropping checkpoints would cut the chains delta channels are rebuilt from."""
+        raise NotImplementedError(
+            "CompactSqliteSaver does not support prune: a delta channel (the trajectory) is "
+            "rebuilt from every ancestor back to its last snapshot; delete_thread removes a "
+            "whole thread"
+        )
+
+    def delete_for_runs(self, run_ids: Sequence[str]) -> None:
+        """Refuse: a run's checkpoints are ancestors the later ones are rebuilt from."""
+        raise NotImplementedError(
+            "CompactSqliteSaver does not support delete_for_runs: later checkpoints are rebuilt "
+            "from a run's checkpoints; delete_thread removes a whole thread"
+        )
 
     def get_delta_channel_history(
         self, *, config: RunnableConfig, channels: Sequence[str]
@@ -579,7 +693,7 @@ class CompactSqliteSaver(SqliteSaver):
                 if ch in chunked:
                     kind, digests = chunked[ch]
                     value = assemble(kind, [self.serde.loads_typed(pieces[d]) for d in digests])
-                    checkpoint["channel_values"][ch] = _DeltaSnapshot(value)
+                    checkpoint["channel_values"][ch] = DeltaSnapshot(value)
         return checkpoint
 
     def _tuple(
