@@ -24,6 +24,7 @@ from wikireact.errors import PgUnavailableError
 from wikireact.storage.postgres.cluster import PgCluster
 from wikireact.storage.sqlite.threads import SqliteThreads
 from wikireact.storage.threads import open_threads
+from wikireact.wiki.factory import close_sources
 
 
 @pytest.fixture
@@ -78,22 +79,33 @@ def checkpointer(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Bas
         conn.close()
 
 
-# --- CLI tests (tests/cli/) ---
+# --- The environment every test runs in ---
+
+
+@pytest.fixture(autouse=True)
+def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """Give every test its own data dir and no WIKIREACT_* setting or Groq key from outside.
+
+    Subprocesses started with `os.environ` inherit it. Shared Wikipedia sources opened by
+    the test are closed after it (`close_sources`), so no test reads another's files.
+    """
+    for name in [n for n in os.environ if n.startswith("WIKIREACT_")] + ["GROQ_API_KEY"]:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("WIKIREACT_DATA_DIR", str(tmp_path / "data"))
+    yield tmp_path / "data"
+    close_sources()
 
 
 @pytest.fixture
-def cli_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Isolate the CLI: its own data dir, no Groq key, no model from the environment."""
-    monkeypatch.setenv("WIKIREACT_DATA_DIR", str(tmp_path / "data"))
-    for name in (
-        "GROQ_API_KEY",
-        "WIKIREACT_MODEL",
-        "WIKIREACT_WIKI",
-        "WIKIREACT_MAX_STEPS",
-        "WIKIREACT_APPROVE",
-    ):
-        monkeypatch.delenv(name, raising=False)
-    return tmp_path / "data"
+def data_dir(isolated_env: Path) -> Path:
+    """The test's own data dir (WIKIREACT_DATA_DIR): where `threads.db` and caches go."""
+    return isolated_env
+
+
+@pytest.fixture
+def wide_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No wrapping in the CLI's messages: one message is one line."""
+    monkeypatch.setenv("COLUMNS", "1000")
 
 
 @pytest.fixture

@@ -8,8 +8,11 @@ real code path, from `wikipedia.page` down to `requests`, runs unchanged.
 from __future__ import annotations
 
 import html
+import re
 from dataclasses import dataclass, field
 from typing import Any
+
+from wikireact.wiki.live import API_URL, LiveSource, Transport
 
 
 @dataclass
@@ -64,3 +67,16 @@ class FakeMediaWiki:
             page["revisions"] = [{"revid": 1, "parentid": 0}]
         query["pages"] = {pageid: page}
         return {"batchcomplete": "", "query": query}
+
+
+URL = re.compile(re.escape(API_URL) + r".*")
+"""Every request to the MediaWiki API (for `responses`)."""
+
+
+def no_sleep(_: float) -> None:
+    """Retry at once (tests do not wait for backoff)."""
+
+
+def live(**kw: Any) -> LiveSource:
+    """The live source over `requests` (faked by `responses`), retrying without sleeping."""
+    return LiveSource(Transport(sleep=no_sleep, **kw))

@@ -16,6 +16,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qsl, urlparse
 
+from support import TOOLS_RUN
+
 Reply = tuple[int, dict[str, str], bytes]
 FAULTS = ["429-retry-after", "429", "500", "503", "slow", "truncated", "html"]
 
@@ -113,3 +115,57 @@ def every_third_of_ten(kinds: list[str]) -> Callable[[int], str | None]:
 
 def json_reply(data: Any) -> Reply:
     return 200, {}, json.dumps(data).encode()
+
+
+def groq_tool_reply(
+    method: str, path: str, query: dict[str, str], body: bytes
+) -> tuple[int, dict, bytes]:
+    """An OpenAI-compatible chat completion answering with TOOLS_RUN's tool calls by step."""
+    request = json.loads(body)
+    assert path == "/openai/v1/chat/completions"
+    assert [t["function"]["name"] for t in request["tools"]] == ["search", "lookup", "finish"]
+    messages = request["messages"]
+    start = max(
+        i for i, m in enumerate(messages) if str(m.get("content")).startswith("Question: Were")
+    )
+    episode = messages[start + 1 :]
+    for asked, answered in zip(episode[0::2], episode[1::2], strict=True):
+        assert asked["role"] == "assistant" and answered["role"] == "tool"
+        assert answered["tool_call_id"] == asked["tool_calls"][0]["id"]
+        assert answered["content"].endswith("»")
+    step = len(episode) // 2
+    planned = TOOLS_RUN[step]
+    assert isinstance(planned, dict)
+    return json_reply(
+        {
+            "id": "x",
+            "object": "chat.completion",
+            "created": 0,
+            "model": "qwen/qwen3.6-27b",
+            "choices": [
+                {
+                    "index": 0,
+                    "finish_reason": "tool_calls",
+                    "message": {
+                        "role": "assistant",
+                        "content": planned["content"],
+                        "tool_calls": [
+                            {
+                                "id": f"call_groq_{step}",
+                                "type": "function",
+                                "function": {
+                                    "name": planned["tool"],
+                                    "arguments": json.dumps(planned["args"]),
+                                },
+                            }
+                        ],
+                    },
+                }
+            ],
+            "usage": {
+                "prompt_tokens": 100 + step,
+                "completion_tokens": 10,
+                "total_tokens": 110 + step,
+            },
+        }
+    )

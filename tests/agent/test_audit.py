@@ -19,7 +19,7 @@ from wikireact.cli.app import app
 from wikireact.graph import build_graph
 from wikireact.storage.sqlite.threads import SqliteThreads
 
-pytestmark = pytest.mark.usefixtures("cli_env")
+pytestmark = pytest.mark.usefixtures("data_dir")
 HERE = Path(__file__).resolve().parents[1]  # tests/, where the worker scripts are
 TIMES = ("started_at", "ended_at")
 runner = CliRunner()

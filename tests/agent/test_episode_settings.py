@@ -91,7 +91,7 @@ def test_a_decision_given_while_turning_approval_off_is_kept(wiki: MemorySource)
 
 
 def test_resume_no_approve_in_the_cli_runs_the_waiting_step(
-    tmp_path: Path, snapshot_db: Path, cli_env: Path
+    tmp_path: Path, snapshot_db: Path, data_dir: Path
 ) -> None:
     script = write_script(tmp_path, GOOD_RUN)
     ask = [QUESTION, "--approve", "--model", script, "--wiki", str(snapshot_db)]

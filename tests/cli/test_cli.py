@@ -14,14 +14,6 @@ from wikireact.cli.app import app
 runner = CliRunner()
 
 
-@pytest.fixture(autouse=True)
-def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("WIKIREACT_DATA_DIR", str(tmp_path / "data"))
-    monkeypatch.delenv("GROQ_API_KEY", raising=False)
-    monkeypatch.delenv("WIKIREACT_MODEL", raising=False)
-    return tmp_path / "data"
-
-
 def test_snapshot_import_builds_a_snapshot_that_ask_reads(tmp_path: Path) -> None:
     pages = tmp_path / "pages.jsonl"
     pages.write_text("".join(json.dumps({"title": t, "text": x}) + "\n" for t, x in PAGES.items()))
@@ -120,33 +112,6 @@ def test_corrupt_snapshot_is_refused(tmp_path: Path) -> None:
     assert result.exit_code == 2 and "not a readable wikireact snapshot" in flat(result.stderr)
 
 
-def test_model_down_then_resume_finishes(tmp_path: Path, snapshot_db: Path) -> None:
-    # The script runs out after two steps: the model "stays down" at step 3.
-    first = runner.invoke(
-        app,
-        [
-            *ask_args(snapshot_db, tmp_path, GOOD_RUN[:2], "short.json"),
-            "--thread-id",
-            "t2",
-            "--json",
-        ],
-    )
-    assert first.exit_code == 1
-    assert "wikireact resume t2" in flat(first.stderr) and "did not answer step 3" in flat(
-        first.stderr
-    )
-    resumed = runner.invoke(
-        app, ["resume", "t2", "--json", "--model", write_script(tmp_path, GOOD_RUN)]
-    )
-    assert resumed.exit_code == 0, resumed.output
-    out = json.loads(resumed.stdout)
-    assert out["answer"] == "yes" and out["steps"] == 4
-    assert [s["action"] for s in out["trajectory"]][:2] == [
-        "Search[Scott Derrickson]",
-        "Search[Ed Wood]",
-    ]
-
-
 def test_resume_keeps_the_starting_settings(tmp_path: Path, snapshot_db: Path) -> None:
     loop = [f"Action: Lookup[w{i}]" for i in range(10)]
     first = runner.invoke(
@@ -177,50 +142,6 @@ def test_duplicate_thread_id_is_refused(tmp_path: Path, snapshot_db: Path) -> No
     assert runner.invoke(app, args).exit_code == 0
     again = runner.invoke(app, args)
     assert again.exit_code == 2 and "already exists" in flat(again.stderr)
-
-
-def test_approve_in_the_terminal(tmp_path: Path, snapshot_db: Path) -> None:
-    # approve, then edit the second action, then reject the lookup
-    answers = "y\ne\nSearch[Ed Wood]\nn\nnot needed\n"
-    outputs = [GOOD_RUN[0], "Thought: x\nAction: Search[Tim Burton]", GOOD_RUN[2], GOOD_RUN[3]]
-    result = runner.invoke(
-        app,
-        [
-            "ask",
-            QUESTION,
-            "--approve",
-            "--model",
-            write_script(tmp_path, outputs),
-            "--wiki",
-            str(snapshot_db),
-            "--thread-id",
-            "ap",
-            "--json",
-        ],
-        input=answers,
-    )
-    assert result.exit_code == 0, result.output
-    out = json.loads(result.stdout.strip().splitlines()[-1])
-    actions = [s["action"] for s in out["trajectory"]]
-    assert actions == ["Search[Scott Derrickson]", "Search[Ed Wood]", "Lookup[born]", "Finish[yes]"]
-    assert (
-        out["trajectory"][2]["observation"] == "A human reviewer rejected Lookup[born]: not needed"
-    )
-
-
-def test_history_lists_checkpoints_and_steps(tmp_path: Path, snapshot_db: Path) -> None:
-    runner.invoke(
-        app,
-        [
-            *ask_args(snapshot_db, tmp_path, GOOD_RUN),
-            "--thread-id",
-            "h1",
-        ],
-    )
-    result = runner.invoke(app, ["history", "h1"])
-    assert result.exit_code == 0, result.output
-    assert result.stdout.count("superstep") >= 16
-    assert "Action 4: Finish[yes]" in flat(result.stdout)
 
 
 def test_graph_prints_mermaid() -> None:

@@ -15,7 +15,7 @@ from wikireact.cli.app import app
 from wikireact.models.scripted import ScriptOutput
 
 runner = CliRunner()
-pytestmark = pytest.mark.usefixtures("cli_env")
+pytestmark = pytest.mark.usefixtures("data_dir")
 
 # Step 2 proposes Tim Burton (the reviewer edits it), step 3 Lookup[born] (rejected), step 4
 # Lookup[American] (approved, or interrupted), step 5 finishes.
@@ -133,10 +133,10 @@ def test_end_of_input_at_the_prompt_leaves_the_thread_resumable(
     assert "Proposed action 2: Search[Tim Burton]" in resumed.stderr
 
 
-def test_the_prompt_in_a_real_terminal(tmp_path: Path, snapshot_db: Path, cli_env: Path) -> None:
+def test_the_prompt_in_a_real_terminal(tmp_path: Path, snapshot_db: Path, data_dir: Path) -> None:
     """Approve, an unrecognised answer, a bad edit, an edit, a rejection, then Ctrl-C and resume."""
     pexpect = pytest.importorskip("pexpect")
-    env = {**os.environ, "WIKIREACT_DATA_DIR": str(cli_env), "TERM": "xterm", "NO_COLOR": "1"}
+    env = {**os.environ, "WIKIREACT_DATA_DIR": str(data_dir), "TERM": "xterm", "NO_COLOR": "1"}
     base = [sys.executable, "-m", "wikireact"]
     child = pexpect.spawn(
         base[0],
@@ -217,3 +217,39 @@ def test_a_reject_note_with_a_lone_surrogate_is_repaired_not_crashing() -> None:
     edited = prompt.ask("New action: ")
     assert edited == "Search[Mona \ufffdLisa]"
     edited.encode("utf-8")  # would raise UnicodeEncodeError on a lone surrogate
+
+
+def test_approve_edit_reject_on_both_stores(
+    tmp_path: Path, snapshot_db: Path, db_target: str
+) -> None:
+    answers = "y\ne\nSearch[Ed Wood]\nn\nnot needed\n"
+    outputs = [GOOD_RUN[0], "Thought: x\nAction: Search[Tim Burton]", GOOD_RUN[2], GOOD_RUN[3]]
+    result = runner.invoke(
+        app,
+        [
+            "ask",
+            QUESTION,
+            "--approve",
+            "--model",
+            write_script(tmp_path, outputs),
+            "--wiki",
+            str(snapshot_db),
+            "--thread-id",
+            "ap",
+            "--json",
+            "--db",
+            db_target,
+        ],
+        input=answers,
+    )
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout.strip().splitlines()[-1])
+    assert [s["action"] for s in out["trajectory"]] == [
+        "Search[Scott Derrickson]",
+        "Search[Ed Wood]",
+        "Lookup[born]",
+        "Finish[yes]",
+    ]  # approved, edited, rejected, then the answer
+    assert (
+        out["trajectory"][2]["observation"] == "A human reviewer rejected Lookup[born]: not needed"
+    )

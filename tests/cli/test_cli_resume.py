@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 from wikireact.cli.app import app
 
 runner = CliRunner()
-pytestmark = pytest.mark.usefixtures("cli_env")
+pytestmark = pytest.mark.usefixtures("data_dir")
 
 
 def hint_in(stderr: str) -> list[str]:
@@ -30,7 +30,7 @@ def hint_in(stderr: str) -> list[str]:
 
 
 def test_model_down_hint_names_the_db_and_works_as_printed(
-    tmp_path: Path, snapshot_db: Path, cli_env: Path
+    tmp_path: Path, snapshot_db: Path, data_dir: Path
 ) -> None:
     db = tmp_path / "my threads.db"
     first = runner.invoke(
@@ -49,19 +49,19 @@ def test_model_down_hint_names_the_db_and_works_as_printed(
     resumed = runner.invoke(app, [*argv, "--json", "--model", write_script(tmp_path, GOOD_RUN)])
     assert resumed.exit_code == 0, resumed.output
     assert json.loads(resumed.stdout)["answer"] == "yes"
-    assert not (cli_env / "threads.db").exists()  # the default file was never created
+    assert not (data_dir / "threads.db").exists()  # the default file was never created
 
 
-def test_resume_does_not_create_an_empty_default_file(cli_env: Path) -> None:
+def test_resume_does_not_create_an_empty_default_file(data_dir: Path) -> None:
     result = runner.invoke(app, ["resume", "t1"])
     assert result.exit_code == 2 and "there is no checkpoint file" in flat(result.stderr)
-    assert not (cli_env / "threads.db").exists()
+    assert not (data_dir / "threads.db").exists()
 
 
-def test_ctrl_c_hint_names_the_db(tmp_path: Path, snapshot_db: Path, cli_env: Path) -> None:
+def test_ctrl_c_hint_names_the_db(tmp_path: Path, snapshot_db: Path, data_dir: Path) -> None:
     slow = write_script(tmp_path, GOOD_RUN, "slow.json", delay_s=1.0)
     db = tmp_path / "elsewhere.db"
-    env = {**os.environ, "WIKIREACT_DATA_DIR": str(cli_env), "COLUMNS": "200"}
+    env = {**os.environ, "WIKIREACT_DATA_DIR": str(data_dir), "COLUMNS": "200"}
     proc = subprocess.Popen(
         [
             sys.executable,

@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from wikireact.cli.app import app
 
 runner = CliRunner()
-pytestmark = pytest.mark.usefixtures("cli_env")
+pytestmark = pytest.mark.usefixtures("data_dir")
 
 HOSTILE_THOUGHT = (
     "Thought 1: see \x1b]0;PWNED\x07 and \x1b[2J cleared \u202eevil\u202c [bold red]loud[/] :smile:"

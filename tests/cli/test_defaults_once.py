@@ -32,12 +32,12 @@ def option_default(cmd: Any, name: str) -> object:
 
 @pytest.fixture
 def builtin() -> Context:
-    """`Context`'s defaults as no environment variable changes them (cli_env clears them)."""
+    """`Context`'s defaults as no environment variable changes them (data_dir clears them)."""
     return Context()
 
 
 @pytest.mark.parametrize("name", NUMBER_FIELDS)
-def test_eval_takes_contexts_defaults(name: str, builtin: Context, cli_env: object) -> None:
+def test_eval_takes_contexts_defaults(name: str, builtin: Context, data_dir: object) -> None:
     expected = getattr(builtin, name)
     assert option_default(command("eval", "run"), name) == expected, name
     config_defaults = {f.name: f.default for f in fields(EvalConfig)}

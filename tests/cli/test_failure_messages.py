@@ -26,12 +26,7 @@ from wikireact.wiki.snapshot import SnapshotDatabase
 runner = CliRunner()
 
 
-@pytest.fixture(autouse=True)
-def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("WIKIREACT_DATA_DIR", str(tmp_path / "data"))
-    monkeypatch.setenv("COLUMNS", "1000")  # no wrapping: one message is one line
-    monkeypatch.delenv("WIKIREACT_DEBUG", raising=False)
-    return tmp_path / "data"
+pytestmark = pytest.mark.usefixtures("wide_terminal")  # one message is one line
 
 
 def one_line(result: Any, *fragments: str) -> None:
@@ -185,7 +180,7 @@ def test_disk_full_in_ask_is_one_line_and_resumable(
 def test_disk_full_before_the_thread_is_recorded(
     tmp_path: Path, snapshot: Path, disk_pages: Callable[[int | None], None]
 ) -> None:
-    disk_pages(6)
+    disk_pages(5)  # room for the empty file, not for the thread registry row
     result = runner.invoke(
         app,
         [
@@ -199,7 +194,7 @@ def test_disk_full_before_the_thread_is_recorded(
             str(tmp_path / "threads.db"),
         ],
     )
-    assert result.exit_code == 2
+    assert result.exit_code == 2, result.stderr
     one_line(result, "database or disk is full")
     assert "resume" not in result.stderr  # there is nothing to resume
 

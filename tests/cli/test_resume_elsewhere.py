@@ -21,11 +21,7 @@ from wikireact.wiki.factory import close_sources
 runner = CliRunner()
 
 
-@pytest.fixture(autouse=True)
-def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("WIKIREACT_DATA_DIR", str(tmp_path / "data"))
-    monkeypatch.setenv("COLUMNS", "1000")
-    return tmp_path / "data"
+pytestmark = pytest.mark.usefixtures("wide_terminal")  # one message is one line
 
 
 def make_snapshot(path: Path, pages: dict[str, str]) -> None:

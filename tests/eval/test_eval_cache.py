@@ -190,9 +190,8 @@ def test_recorded_run_replays_offline_from_two_files(
 
     import requests
     import responses
-    from fake_mediawiki import FakeMediaWiki
+    from fake_mediawiki import URL, FakeMediaWiki, live
     from support import PAGES
-    from test_live import URL, live
 
     from wikireact.wiki.live import CachedSource
     from wikireact.wiki.snapshot import SnapshotDatabase
@@ -350,7 +349,7 @@ def test_ask_with_the_tools_protocol_replays_from_the_model_cache(tmp_path: Path
 
 
 def test_a_corrupt_cache_row_is_named_with_its_file_and_fixed_by_deleting_it(
-    tmp_path: Path, cli_env: Path
+    tmp_path: Path, data_dir: Path
 ) -> None:
     snapshot = write_snapshot(tmp_path / "snap.db")
     script = tmp_path / "s.json"
@@ -384,12 +383,11 @@ def test_a_corrupt_cache_row_is_named_with_its_file_and_fixed_by_deleting_it(
 
 def test_a_groq_tools_protocol_episode_is_recorded_and_replayed_offline(tmp_path: Path) -> None:
     """Groq's client (against a local stand-in) records tool calls; the replay needs no server."""
-    from fault_server import FaultServer
+    from fault_server import FaultServer, groq_tool_reply
     from langchain_groq import ChatGroq
     from langgraph.checkpoint.memory import InMemorySaver
     from pydantic import SecretStr
     from support import PAGES, thread
-    from test_tools_protocol import groq_tool_reply
 
     from wikireact import Context, MemorySource, build_graph
 

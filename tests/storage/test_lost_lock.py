@@ -30,7 +30,7 @@ runner = CliRunner()
 
 
 def test_server_idle_timeouts_do_not_end_a_run(
-    tmp_path: Path, pg_url: str, files: tuple[Path, Path], cli_env: Path
+    tmp_path: Path, pg_url: str, files: tuple[Path, Path], data_dir: Path
 ) -> None:
     with psycopg.connect(pg_url, autocommit=True) as conn:
         conn.execute(
@@ -64,9 +64,9 @@ def _advisory_lock_holders(url: str) -> list[int]:
 
 @pytest.mark.slow
 def test_ask_stops_at_its_next_save_when_its_lock_connection_ends(
-    tmp_path: Path, snapshot_db: Path, pg_url: str, cli_env: Path
+    tmp_path: Path, snapshot_db: Path, pg_url: str, data_dir: Path
 ) -> None:
-    env = {**os.environ, "WIKIREACT_DATA_DIR": str(cli_env), "COLUMNS": "200"}
+    env = {**os.environ, "WIKIREACT_DATA_DIR": str(data_dir), "COLUMNS": "200"}
     slow = write_script(tmp_path, GOOD_RUN, "slow.json", delay_s=0.7)
     ask = subprocess.Popen(
         [

@@ -41,7 +41,7 @@ def final_values(db: str, thread_id: str) -> dict[str, Any]:
 
 
 def test_an_answer_with_nul_is_saved_and_read_back_on_both_stores(
-    tmp_path: Path, snapshot_db: Path, db_target: str, cli_env: Path
+    tmp_path: Path, snapshot_db: Path, db_target: str, data_dir: Path
 ) -> None:
     asked = runner.invoke(
         app,

@@ -22,7 +22,7 @@ from wikireact.storage.postgres.cluster import PgCluster
 from wikireact.storage.postgres.url import has_password, hide_password, redacted, without_password
 
 runner = CliRunner()
-pytestmark = pytest.mark.usefixtures("cli_env")
+pytestmark = pytest.mark.usefixtures("data_dir")
 SECRET = "MySecret"
 
 

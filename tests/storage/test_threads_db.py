@@ -1,4 +1,6 @@
-"""Threads on SQLite and PostgreSQL through the CLI: ask, resume, history, approval, run locks.
+"""Threads on SQLite and PostgreSQL through the CLI: ask, resume, history, run locks.
+
+(Approval on both stores: tests/cli/test_cli_approval.py.)
 
 Every test runs against both stores (`db_target`). The run-lock tests use real processes:
 an `ask` is SIGKILLed, then two `resume`s start at once; exactly one runs the thread and
@@ -31,14 +33,6 @@ from wikireact.storage.threads import open_threads
 
 runner = CliRunner()
 ACTIONS = ["Search[Scott Derrickson]", "Search[Ed Wood]", "Lookup[born]", "Finish[yes]"]
-
-
-@pytest.fixture(autouse=True)
-def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("WIKIREACT_DATA_DIR", str(tmp_path / "data"))
-    monkeypatch.delenv("GROQ_API_KEY", raising=False)
-    monkeypatch.delenv("WIKIREACT_MODEL", raising=False)
-    return tmp_path / "data"
 
 
 def chain(db: str, thread_id: str) -> list[tuple[int, str]]:
@@ -74,6 +68,7 @@ def test_ask_resume_history_on_both_stores(
         ],
     )
     assert first.exit_code == 1 and "wikireact resume t2" in flat(first.stderr)
+    assert "did not answer step 3" in flat(first.stderr)  # the script "stays down" at step 3
     resumed = runner.invoke(
         app,
         ["resume", "t2", "--json", "--db", db_target, "--model", write_script(tmp_path, GOOD_RUN)],
@@ -86,35 +81,6 @@ def test_ask_resume_history_on_both_stores(
     assert "Action 4: Finish[yes]" in flat(listed.stdout)
     unknown = runner.invoke(app, ["resume", "nope", "--db", db_target])
     assert unknown.exit_code == 2 and "unknown thread id 'nope'" in flat(unknown.stderr)
-
-
-def test_approval_on_both_stores(tmp_path: Path, snapshot_db: Path, db_target: str) -> None:
-    answers = "y\ne\nSearch[Ed Wood]\nn\nnot needed\n"
-    outputs = [GOOD_RUN[0], "Thought: x\nAction: Search[Tim Burton]", GOOD_RUN[2], GOOD_RUN[3]]
-    result = runner.invoke(
-        app,
-        [
-            "ask",
-            QUESTION,
-            "--approve",
-            "--model",
-            write_script(tmp_path, outputs),
-            "--wiki",
-            str(snapshot_db),
-            "--thread-id",
-            "ap",
-            "--json",
-            "--db",
-            db_target,
-        ],
-        input=answers,
-    )
-    assert result.exit_code == 0, result.output
-    out = json.loads(result.stdout.strip().splitlines()[-1])
-    assert [s["action"] for s in out["trajectory"]] == ACTIONS
-    assert (
-        out["trajectory"][2]["observation"] == "A human reviewer rejected Lookup[born]: not needed"
-    )
 
 
 def test_a_running_thread_is_not_resumed_twice(

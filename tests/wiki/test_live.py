@@ -2,25 +2,21 @@
 
 from __future__ import annotations
 
-import re
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 from urllib.parse import parse_qsl, urlparse
 
 import pytest
 import requests
 import responses
-from fake_mediawiki import FakeMediaWiki
+from fake_mediawiki import URL, FakeMediaWiki, live
 
 from wikireact.errors import WikiUnavailableError
 from wikireact.wiki.base import Disambiguation, Page
 from wikireact.wiki.environment import search
-from wikireact.wiki.live import API_URL, USER_AGENT, CachedSource, LiveSource, Transport
+from wikireact.wiki.live import USER_AGENT, CachedSource, LiveSource, Transport
 from wikireact.wiki.snapshot import SnapshotDatabase, SnapshotSource
-
-URL = re.compile(re.escape(API_URL) + r".*")
 
 
 @pytest.fixture
@@ -50,14 +46,6 @@ def api(wiki: FakeMediaWiki) -> Iterator[responses.RequestsMock]:
     with responses.RequestsMock(assert_all_requests_are_fired=False) as mock:
         mock.add_callback(responses.GET, URL, callback=answer)
         yield mock
-
-
-def no_sleep(_: float) -> None:
-    pass
-
-
-def live(**kw: Any) -> LiveSource:
-    return LiveSource(Transport(sleep=no_sleep, **kw))
 
 
 def test_page_over_https_without_auto_suggest(
