@@ -84,9 +84,11 @@ def main() -> int:
         ]
         results = [p.communicate(timeout=600) for p in procs]
         wall = time.perf_counter() - start
-        failures = [err for (out, err), p in zip(results, procs) if p.returncode != 0]
+        failures = [err for (out, err), p in zip(results, procs, strict=True) if p.returncode != 0]
         finished = sum(
-            json.loads(out)["finished"] for (out, _), p in zip(results, procs) if p.returncode == 0
+            json.loads(out)["finished"]
+            for (out, _), p in zip(results, procs, strict=True)
+            if p.returncode == 0
         )
         locked = sum("database is locked" in err for _, err in results)
         checks = {

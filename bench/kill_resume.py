@@ -137,7 +137,9 @@ def run_one(
     first = next(
         (
             i
-            for i, (a, b) in enumerate(zip(result["trajectory"], reference["trajectory"]))
+            for i, (a, b) in enumerate(
+                zip(result["trajectory"], reference["trajectory"], strict=False)
+            )
             if a != b
         ),
         None,

@@ -53,7 +53,7 @@ def _records(method: str, rng: random.Random) -> list[dict]:
         pages = _pages(q)
         trajectory = []
         if method in ("react", "act", "react-cot-sc", "cot-sc-react"):
-            for step in range(rng.randint(2, 7)):
+            for _ in range(rng.randint(2, 7)):
                 kind = rng.choices(["executed", "invalid", "repeat"], [8, 1, 1])[0]
                 trajectory.append(
                     {

@@ -48,9 +48,10 @@ def chain(db: str, thread_id: str) -> list[tuple[int, str]]:
         for s in history
     ]
     assert parents[:-1] == ids[1:], "the checkpoints fork: something ran twice"
-    return [(s.metadata["step"] if s.metadata else -9, str(p)) for s, p in zip(history, parents)][
-        ::-1
-    ]
+    return [
+        (s.metadata["step"] if s.metadata else -9, str(p))
+        for s, p in zip(history, parents, strict=True)
+    ][::-1]
 
 
 def test_ask_resume_history_on_both_stores(

@@ -116,7 +116,9 @@ def categorize(record: dict[str, Any], needed_pages: Sequence[str] = ()) -> str:
     trajectory = [s for s in record.get("trajectory") or [] if isinstance(s, dict)]
     kinds = [step_kind(s) for s in trajectory]
     observations = [
-        str(s.get("observation", "")) for s, k in zip(trajectory, kinds) if k == "executed"
+        str(s.get("observation", ""))
+        for s, k in zip(trajectory, kinds, strict=True)
+        if k == "executed"
     ]
     answer = record.get("answer")
     if exact_match(answer, record["gold"]) == 1.0:

@@ -44,7 +44,9 @@ def write_plot(runs: list[Run], path: Path, *, paper: bool = False) -> None:
         )
     if paper:
         marked = [
-            (p, PAPER_EM[run.method]) for p, run in zip(positions, runs) if run.method in PAPER_EM
+            (p, PAPER_EM[run.method])
+            for p, run in zip(positions, runs, strict=True)
+            if run.method in PAPER_EM
         ]
         if marked:
             axes.scatter(

@@ -160,5 +160,5 @@ def load_runs(directories: Sequence[Path]) -> list[Run]:
     show_protocol = protocols != {"text"}
     return [
         Run(directory, report, str(directory) if names.count(name) > 1 else name, show_protocol)
-        for directory, report, name in zip(directories, reports, names)
+        for directory, report, name in zip(directories, reports, names, strict=True)
     ]
