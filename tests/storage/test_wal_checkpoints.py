@@ -101,3 +101,26 @@ def test_a_long_run_keeps_the_log_bounded(tmp_path: Path, monkeypatch: pytest.Mo
         watcher.join()
         store.close()
     assert max(sizes) < 16_000_000, f"the log reached {max(sizes) / 1e6:.1f} MB"  # 74 MB before
+
+
+def wakeups(thread: threading.Thread) -> int:
+    """How often `thread` has been woken (its voluntary context switches, from /proc)."""
+    status = Path(f"/proc/self/task/{thread.native_id}/status").read_text()
+    return int(status.split("voluntary_ctxt_switches:")[1].split()[0])
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="needs /proc")
+def test_an_idle_store_wakes_no_thread(tmp_path: Path) -> None:
+    # The thread used to look at the log every 0.25 s for the life of the store; it now
+    # sleeps until a commit, so idle stores (a server's, a notebook's) cost nothing.
+    path = tmp_path / "threads.db"
+    store = SqliteThreads(path)
+    try:
+        run_episodes(store, 2)
+        (thread,) = wal_threads(path)
+        time.sleep(1.0)  # the commits' round is over
+        before = wakeups(thread)
+        time.sleep(1.5)
+        assert wakeups(thread) - before <= 1
+    finally:
+        store.close()

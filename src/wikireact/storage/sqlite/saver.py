@@ -36,7 +36,7 @@ import random
 import sqlite3
 import threading
 from collections import OrderedDict
-from collections.abc import Generator, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, cast
 
@@ -203,6 +203,8 @@ class CompactSqliteSaver(BaseCheckpointSaver[Any]):
 
     conn: sqlite3.Connection
     is_setup: bool
+    on_commit: Callable[[], None] | None = None
+    """Called after each commit (`SqliteThreads` pokes its WAL checkpointer with it)."""
 
     def __init__(
         self, conn: sqlite3.Connection, *, serde: SerializerProtocol | None = None
@@ -227,6 +229,8 @@ class CompactSqliteSaver(BaseCheckpointSaver[Any]):
             finally:
                 if transaction:
                     self.conn.commit()
+                    if self.on_commit is not None:
+                        self.on_commit()
                 cur.close()
 
     def setup(self) -> None:

@@ -77,6 +77,7 @@ class SqliteThreads:
             self.conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             self.conn.commit()
             self.saver = CompactSqliteSaver(self.conn, serde=CompressingSerializer())
+            self.saver.on_commit = self._wal.poke  # the log is folded after commits, never idle
             self.saver.setup()
         except (sqlite3.Error, OSError) as exc:
             raise ThreadsError(f"cannot use checkpoint file {path}: {exc}") from None

@@ -5,8 +5,9 @@ that commit copies the log into the database file and fsyncs both (~35 ms on our
 machines), and the committing thread is the one saving an episode's checkpoint, so the
 episode (and, in an evaluation, every episode sharing the connection) waits for it.
 `WalCheckpointer` turns the automatic checkpoint off for one connection and runs the same
-PASSIVE checkpoint from its own thread and connection, every `interval_s` while the log
-keeps changing.
+PASSIVE checkpoint from its own thread and connection, `interval_s` after a commit pokes
+it (`poke`: the saver calls it after each commit), so commits in a burst share one
+checkpoint and an idle store's thread sleeps without waking.
 
 Durability is unchanged: with `synchronous=NORMAL` a commit is in the WAL when it returns
 either way; a checkpoint only moves committed pages into the main file (closing the last
@@ -44,26 +45,47 @@ class WalCheckpointer:
         """Turn off `conn`'s automatic checkpoints and start folding `path`'s log in the background."""
         conn.execute("PRAGMA wal_autocheckpoint=0")
         self._stop = threading.Event()
+        self._wake = threading.Event()
         self._thread = threading.Thread(
             target=fold_while_open,
-            args=(path, self._stop, interval_s),
+            args=(path, self._stop, interval_s, self._wake),
             name=f"wikireact-wal {path}",
             daemon=True,
         )
         self._thread.start()
-        weakref.finalize(self, self._stop.set)  # a store dropped without close() stops it too
+        weakref.finalize(self, _stop_thread, self._stop, self._wake)  # dropped without close()
+
+    def poke(self) -> None:
+        """Say the log changed (a commit): the thread checkpoints `interval_s` later."""
+        self._wake.set()
 
     def close(self) -> None:
         """Stop the background thread (waiting for a checkpoint in progress to end)."""
-        self._stop.set()
+        _stop_thread(self._stop, self._wake)
         self._thread.join()
 
 
-def fold_while_open(path: Path, stop: threading.Event, interval_s: float) -> None:
-    """Checkpoint `path` whenever its WAL changed, every `interval_s`, until `stop` or the file goes."""
+def _stop_thread(stop: threading.Event, wake: threading.Event) -> None:
+    stop.set()
+    wake.set()
+
+
+def fold_while_open(
+    path: Path, stop: threading.Event, interval_s: float, wake: threading.Event | None = None
+) -> None:
+    """Checkpoint `path` when its WAL changed, until `stop` or the file goes.
+
+    With `wake`, a round runs `interval_s` after `wake` is set (and the thread sleeps until
+    then); without it, every `interval_s`.
+    """
     wal = Path(f"{path}-wal")
     seen: tuple[int, int] | None = None
-    while not stop.wait(interval_s):
+    while True:
+        if wake is not None:
+            wake.wait()
+            wake.clear()  # a commit from now on asks for another round
+        if stop.wait(interval_s):
+            return
         try:
             found = wal.stat()
         except OSError:
