@@ -125,7 +125,9 @@ def run_to_end(
     A thread that holds another question is refused (`ConfigurationError`): one thread
     holds one episode.
 
-    The run saves on one thread (`SAVE_WORKERS`, see `wikireact.episode.compiled`).
+    The run saves on one thread (`SAVE_WORKERS`, see `wikireact.episode.compiled`), unless
+    the graph's config sets `max_concurrency` (an agent whose steps run at the same time).
+    Any agent's `EpisodeGraph` can be run this way.
     """
     values = graph.get_state(config).values
     if values:
@@ -133,10 +135,13 @@ def run_to_end(
         if not can_continue(values, settle(values.get("context"), context)):
             return {key: values[key] for key in OUTPUT_KEYS if key in values}
     reopen = not values or values.get("status") in REOPENED_THROUGH_START
+    run_config: RunnableConfig = {**config}
+    if "max_concurrency" not in (graph.config or {}):
+        run_config["max_concurrency"] = SAVE_WORKERS
     return dict(
         graph.invoke(
             {"question": question} if reopen else None,
-            {**config, "max_concurrency": SAVE_WORKERS},
+            run_config,
             context=Context.read(context) if context is not None else None,
             durability="sync",
         )

@@ -20,19 +20,32 @@ from typing_extensions import NotRequired, TypedDict
 from wikireact.protocols.text import ActionName
 from wikireact.protocols.tools import ToolCallRecord
 
-Status = Literal["running", "finished", "budget_exhausted", "repetition_halted", "recursion_limit"]
+Status = Literal[
+    "running",
+    "finished",
+    "budget_exhausted",
+    "repetition_halted",
+    "recursion_limit",
+    "invalid_plan",
+    "no_answer",
+]
 """`recursion_limit`: stopped before LangGraph's recursion limit (not ended: a run with a
-larger `recursion_limit` continues it)."""
+larger `recursion_limit` continues it). Agents that plan (`wikireact.agents`) may also end
+`invalid_plan` (no valid plan after the re-plan) or `no_answer` (their one answering call
+gave no `Finish`)."""
 ProtocolName = Literal["text", "tools"]
 """How the model states its action: `text` (`Action N: Verb[argument]` lines, parsed by us)
 or `tools` (native tool calls: search, lookup, finish)."""
 FULL_VALUE_EVERY = 16
 """A delta channel stores its full value every this many writes, bounding replay on reads."""
-ENDED: frozenset[str] = frozenset({"finished", "budget_exhausted", "repetition_halted"})
-StepKind = Literal["executed", "invalid", "repeat", "finish", "rejected"]
+ENDED: frozenset[str] = frozenset(
+    {"finished", "budget_exhausted", "repetition_halted", "invalid_plan", "no_answer"}
+)
+StepKind = Literal["executed", "invalid", "repeat", "finish", "rejected", "plan"]
 """What a step was: `executed` (a Search/Lookup ran), `invalid` (format error), `repeat` (the
-same action in the same environment state as an earlier step: not executed), `finish`, or
-`rejected` (a human reviewer refused it: not executed)."""
+same action in the same environment state as an earlier step: not executed), `finish`,
+`rejected` (a human reviewer refused it: not executed), or `plan` (a planning agent's valid
+plan, e.g. ReWOO's: its steps follow)."""
 
 
 DESCRIBED = with_config(ConfigDict(use_attribute_docstrings=True))

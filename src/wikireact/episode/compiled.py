@@ -18,9 +18,10 @@ of `wikireact.graph`). It differs from a `CompiledStateGraph` in three ways:
   waits on its writes' save in another thread; with `max_concurrency=1` both run in order
   on one thread (the order LangGraph enforces anyway), started once per run: per step
   ~0.2 ms of CPU less with durability "sync", ~0.6 ms with the default durability
-  (bench/step_overhead.py). Only `invoke` does this, and only when the caller set no
-  `max_concurrency` and streams no `custom`/`messages` events: such a run parks a waiter
-  on the pool, and one thread would then never run the node.
+  (bench/step_overhead.py). Only `invoke` does this, and only when neither the caller nor
+  the graph's own config (`with_config`, e.g. an agent that fans steps out to run at the
+  same time) set `max_concurrency`, and the run streams no `custom`/`messages` events:
+  such a run parks a waiter on the pool, and one thread would then never run the node.
 """
 
 from __future__ import annotations
@@ -112,6 +113,7 @@ class EpisodeGraph(CompiledStateGraph[State, Context, InputState, OutputState]):
             modes <= WAITER_FREE_MODES
             and not self.stream_eager
             and "max_concurrency" not in (config or {})
+            and "max_concurrency" not in (self.config or {})
         ):
             config = {**(config or {}), "max_concurrency": SAVE_WORKERS}
         return as_json_output(super().invoke(input, config, stream_mode=stream_mode, **kwargs))

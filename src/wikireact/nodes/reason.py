@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from langchain_core.messages import AIMessage
@@ -12,18 +11,14 @@ from wikireact.context import Context, validate_question
 from wikireact.episode.resources import DEFAULT_RESOURCES, Resources
 from wikireact.episode.stored_context import episode_context
 from wikireact.errors import ModelCallError
-from wikireact.models.call_metadata import CALL_INDEX_KEY
-from wikireact.models.outages import stops_episode
 from wikireact.models.variants import prompt_variant
+from wikireact.nodes.model_call import call_model, reply_text, reply_tokens
 from wikireact.prompting.react import STOP_SEQUENCES
 from wikireact.prompting.tools import bind_protocol_tools, build_tool_messages
 from wikireact.prompting.variants import build_prompt
 from wikireact.protocols.text import cut_at_observation
 from wikireact.protocols.tools import calls_of_reply
 from wikireact.state import State, new_step
-
-_THINK_BLOCK = re.compile(r"<think>.*?(</think>|$)", re.DOTALL | re.IGNORECASE)
-
 
 __all__ = ["ModelCallError", "reason"]
 
@@ -51,21 +46,15 @@ def reason(
             prompt_variant(model), question, history, context.method, resources.exemplars
         )
     runnable = bind_protocol_tools(model) if tools else model
-    try:
-        reply = runnable.invoke(
-            messages,
-            stop=STOP_SEQUENCES,
-            config={"metadata": {CALL_INDEX_KEY: len(history)}, "run_name": "wikireact_model"},
-        )
-    except Exception as exc:
-        if not stops_episode(exc):
-            raise  # a bug (e.g. a TypeError in a model wrapper): resuming would meet it again
-        detail = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else ""
-        raise ModelCallError(
-            f"the model did not answer step {len(history) + 1} ({type(exc).__name__}: {detail})"
-        ) from exc
-    text = _THINK_BLOCK.sub("", reply.text).strip()
-    usage = getattr(reply, "usage_metadata", None) or {}
+    reply = call_model(
+        runnable,
+        messages,
+        index=len(history),
+        failure=f"the model did not answer step {len(history) + 1}",
+        stop=STOP_SEQUENCES,
+    )
+    text = reply_text(reply)
+    input_tokens, output_tokens = reply_tokens(reply)
     return {
         **kept,
         "current": new_step(
@@ -73,7 +62,7 @@ def reason(
             calls=calls_of_reply(reply, len(history) + 1)
             if tools and isinstance(reply, AIMessage)
             else [],
-            input_tokens=int(usage.get("input_tokens", 0)),
-            output_tokens=int(usage.get("output_tokens", 0)),
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
         ),
     }

@@ -1,0 +1,14 @@
+"""ReWOO (Xu et al. 2023, arXiv:2305.18323): plan every tool call up front, run them, then answer.
+
+`graph.py` builds it: the planner writes the whole plan in one model call, workers run
+its Search/Lookup steps without the model (independent steps at the same time, by
+LangGraph fan-out), and the solver answers from the plan and the evidence in one more
+call: 2 model calls per question when the plan has no LLM step, where ReAct makes one per
+step. It runs over ReAct's environment, approval gate, audit trail, repetition rule and
+accounting (`wikireact.wiki`, `wikireact.episode`).
+
+Protocol: ReWOO's plan, LLM steps and answer are text under both protocols (`Context.protocol`
+`tools` runs it as `text`): a plan is a program of many tool calls with evidence
+references, which one native tool call cannot state, and the solver's `Finish[answer]` is
+read by the same tolerant parser as ReAct's.
+"""

@@ -1,0 +1,86 @@
+"""`plan`: one model call that writes the whole plan; an invalid plan is planned once more.
+
+The plan is read by `wikireact.agents.rewoo.plan.read_plan`. A valid plan is recorded as a
+step of kind `plan`; an invalid one as an `invalid` step whose observation says what is
+wrong, and that reason goes into the next planner prompt. After `MAX_PLANS` invalid plans
+the episode ends with status `invalid_plan`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from wikireact.agents.rewoo.plan import Plan, read_plan
+from wikireact.agents.rewoo.prompts import planner_messages
+from wikireact.agents.rewoo.records import Recorder
+from wikireact.agents.rewoo.state import PlannedStep, RewooState
+from wikireact.context import Context, validate_question
+from wikireact.episode.resources import DEFAULT_RESOURCES, Resources
+from wikireact.episode.stored_context import episode_context
+from wikireact.nodes.model_call import call_model, reply_text, reply_tokens
+from wikireact.protocols.text import cut_at_observation
+
+MAX_PLANS = 2
+"""Plans the planner may write: the first, and one re-plan after an invalid one."""
+
+
+def plan(
+    state: RewooState, runtime: Runtime[Context], resources: Resources = DEFAULT_RESOURCES
+) -> dict[str, Any]:
+    """Ask the model for the plan; record it (or why it cannot run) as a step."""
+    context, kept = episode_context(state, runtime.context)  # type: ignore[arg-type]
+    question = validate_question(state.get("question"))
+    written = state.get("plans", 0)
+    reply = call_model(
+        resources.chat_model(context),
+        planner_messages(question, context.max_steps, state.get("plan_error")),
+        index=state.get("model_calls", 0),
+        failure="the model did not write the plan",
+    )
+    text = cut_at_observation(reply_text(reply))
+    input_tokens, output_tokens = reply_tokens(reply)
+    read = read_plan(text, context.max_steps)
+    recorder = Recorder(state.get("steps", 0))
+    update: dict[str, Any] = {"plans": written + 1, "model_calls": 1}
+    if isinstance(read, Plan):
+        recorder.add(
+            "plan",
+            thought=read.reasoning,
+            action_text="\n".join(s.as_text() for s in read.steps),
+            observation="",
+            raw=text,
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
+        )
+        update |= {
+            "plan": [
+                PlannedStep(
+                    number=s.number,
+                    tool=s.tool,
+                    text=s.text,
+                    thought=s.thought,
+                    needs=list(s.needs),
+                    page_of=s.page_of,
+                )
+                for s in read.steps
+            ],
+            "plan_error": None,
+        }
+    else:
+        recorder.add(
+            "invalid",
+            thought="",
+            action_text=read.line[:200],
+            observation=f"Invalid plan: {read.message}",
+            raw=text,
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
+        )
+        update |= {"plan": [], "plan_error": read.message}
+        if written + 1 >= MAX_PLANS:
+            update["status"] = "invalid_plan"
+    status = update.get("status", "running")
+    recorder.emit(runtime, status)
+    return {**kept, **update, **recorder.update()}

@@ -1,0 +1,85 @@
+"""`solve`: one model call over the question, the plan and the evidence; it ends with `Finish[answer]`.
+
+The reply is read by ReAct's tolerant parser (`wikireact.protocols.text.parse_output`):
+a `Finish[answer]` ends the episode `finished`; anything else is recorded as an `invalid`
+step and the episode ends `no_answer` (the solver has one call, as in the paper).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from wikireact.agents.rewoo.prompts import solver_messages
+from wikireact.agents.rewoo.records import Recorder
+from wikireact.agents.rewoo.state import PlannedStep, RewooState
+from wikireact.context import Context, validate_question
+from wikireact.episode.resources import DEFAULT_RESOURCES, Resources
+from wikireact.episode.stored_context import settle
+from wikireact.nodes.model_call import call_model, reply_text, reply_tokens
+from wikireact.protocols.text import Action, FormatError, cut_at_observation, parse_output
+from wikireact.state import ActionDict
+
+NOT_FINISH = "the solver must end with Finish[answer]."
+
+
+def worked_plan(plan: list[PlannedStep], evidence: dict[str, str]) -> str:
+    """Return the plan with each step's evidence, as the solver reads it."""
+    lines = []
+    for step in plan:
+        name = f"#E{step['number']}"
+        if step["thought"]:
+            lines.append(f"Plan: {step['thought']}")
+        lines.append(f"{name} = {step['tool']}[{step['text']}]")
+        lines.append(f"Evidence: {evidence.get(name, '(none)')}")
+    return "\n".join(lines)
+
+
+def solve(
+    state: RewooState, runtime: Runtime[Context], resources: Resources = DEFAULT_RESOURCES
+) -> dict[str, Any]:
+    """Ask the model for the answer from the plan and its evidence; record it as the last step."""
+    context = settle(state.get("context"), runtime.context)
+    question = validate_question(state.get("question"))
+    reply = call_model(
+        resources.chat_model(context),
+        solver_messages(
+            question, worked_plan(state.get("plan") or [], state.get("evidence") or {})
+        ),
+        index=state.get("model_calls", 0),
+        failure="the model did not answer from the evidence",
+    )
+    text = cut_at_observation(reply_text(reply))
+    input_tokens, output_tokens = reply_tokens(reply)
+    parsed = parse_output(text)
+    result = parsed.result
+    recorder = Recorder(state.get("steps", 0))
+    if isinstance(result, Action) and result.name == "Finish":
+        recorder.add(
+            "finish",
+            thought=parsed.thought,
+            action_text=str(result),
+            observation="",
+            raw=text,
+            action=ActionDict(name="Finish", argument=result.argument),
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
+        )
+        answer: str | None = result.argument
+        status = "finished"
+    else:
+        message = result.message if isinstance(result, FormatError) else NOT_FINISH
+        attempted = result.action_text if isinstance(result, FormatError) else str(result)
+        recorder.add(
+            "invalid",
+            thought=parsed.thought,
+            action_text=attempted,
+            observation=f"Invalid answer: {message}",
+            raw=text,
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
+        )
+        answer, status = None, "no_answer"
+    recorder.emit(runtime, status)
+    return {**recorder.update(), "answer": answer, "status": status, "model_calls": 1}

@@ -1,0 +1,158 @@
+"""`work`: run one plan step (a `Send` from the scheduler); the only node with side effects.
+
+Search and Lookup run without the model, through ReAct's environment
+(`wikireact.wiki.environment`) and observation cap; with approval on, the step first
+pauses with `interrupt()` (before any side effect, so re-running this node on resume
+repeats nothing), and the reviewer may approve it, reject it, or replace it with another
+action of the same tool. An LLM step is one model call on its input. The worker returns
+the step's result; the scheduler records it. An outage of the source raises
+`WikiOutageError`, as in ReAct (nothing is recorded, the thread can be resumed).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.runtime import Runtime
+from langgraph.types import interrupt
+from typing_extensions import TypedDict
+
+from wikireact.agents.rewoo.prompts import llm_messages
+from wikireact.agents.rewoo.state import StepResult, Task
+from wikireact.context import Context
+from wikireact.episode.approval import APPROVAL_HINT, read_decision
+from wikireact.episode.audit import utc_now
+from wikireact.episode.resources import DEFAULT_RESOURCES, Resources
+from wikireact.episode.stored_context import settle
+from wikireact.errors import WikiOutageError
+from wikireact.nodes.model_call import call_model, reply_text, reply_tokens
+from wikireact.prompting.react import sanitize_observation
+from wikireact.protocols.text import Action
+from wikireact.wiki.environment import lookup, search, truncate
+
+
+class WorkerInput(TypedDict):
+    """A worker's input: the one step it runs (sent by the scheduler)."""
+
+    task: Task
+
+
+def work(
+    sent: WorkerInput,
+    runtime: Runtime[Context],
+    config: RunnableConfig,
+    resources: Resources = DEFAULT_RESOURCES,
+) -> dict[str, Any]:
+    """Run the sent step and return its result (keyed by its evidence name)."""
+    task = sent["task"]
+    context = settle(task["context"], runtime.context)
+    name = f"#E{task['number']}"
+    if task["tool"] == "LLM":
+        return {"results": {name: _llm(task, context, resources)}, "model_calls": 1}
+    action = Action(task["tool"], task["argument"])  # type: ignore[arg-type]
+    gated = context.approve or bool(task["context"].get("approve"))
+    result = _blank(str(action), task["state_key"], task.get("cursors") or {})
+    if gated:
+        verdict = read_decision(action, interrupt(approval_request(task, action, config)))
+        result["approval"] = verdict.approval
+        if verdict.action is None or verdict.action.name != action.name:
+            observation = verdict.observation or (
+                f"The reviewer replaced {action} with {verdict.action}; a plan step keeps its "
+                f"tool ({action.name}), so it was not run."
+            )
+            return {"results": {name: {**result, "kind": "rejected", "evidence": observation}}}
+        action = verdict.action
+        result["action"] = str(action)
+    return {"results": {name: _execute(task, action, context, resources, result)}}
+
+
+def _execute(
+    task: Task, action: Action, context: Context, resources: Resources, result: StepResult
+) -> StepResult:
+    """Run a Search or Lookup against the episode's source; return its capped evidence."""
+    source = resources.wiki_source(context)
+    before = source.requests
+    started_at = utc_now()
+    if action.name == "Search":
+        found = search(source, action.argument)
+        if found.unavailable:
+            raise WikiOutageError(f"{found.observation.rstrip('.')}; {action} was not run")
+        observation = found.observation
+        result |= {"page_title": found.page_title, "sentences": found.sentences}
+    else:
+        looked = lookup(task.get("sentences"), task.get("cursors") or {}, action.argument)
+        observation = looked.observation
+        result["cursors"] = looked.cursors
+    return StepResult(
+        **{
+            **result,
+            "kind": "executed",
+            "evidence": truncate(sanitize_observation(observation), context.observation_cap),
+            "wiki_requests": source.requests - before,
+            "started_at": started_at,
+            "ended_at": utc_now(),
+        }
+    )
+
+
+def _llm(task: Task, context: Context, resources: Resources) -> StepResult:
+    """Run an LLM step: one model call on its input (evidence substituted)."""
+    started_at = utc_now()
+    reply = call_model(
+        resources.chat_model(context),
+        llm_messages(task["question"], task["argument"]),
+        index=task["call_index"],
+        failure=f"the model did not answer the LLM step #E{task['number']}",
+    )
+    input_tokens, output_tokens = reply_tokens(reply)
+    text = sanitize_observation(reply_text(reply))
+    return StepResult(
+        **{
+            **_blank(f"LLM[{task['argument']}]", None, {}),
+            "kind": "executed",
+            "evidence": truncate(text or "(no answer)", context.observation_cap),
+            "input_tokens": input_tokens,
+            "output_tokens": output_tokens,
+            "started_at": started_at,
+            "ended_at": utc_now(),
+        }
+    )
+
+
+def _blank(action: str, key: str | None, cursors: dict[str, int]) -> StepResult:
+    return StepResult(
+        kind="executed",
+        action=action,
+        evidence="",
+        page_title=None,
+        sentences=[],
+        cursors=dict(cursors),
+        state_key=key,
+        input_tokens=0,
+        output_tokens=0,
+        wiki_requests=0,
+        started_at=None,
+        ended_at=None,
+        approval=None,
+    )
+
+
+def approval_request(task: Task, action: Action, config: RunnableConfig) -> dict[str, Any]:
+    """Return the interrupt payload: the proposed action, its plan step, and its episode.
+
+    The keys of ReAct's (`wikireact.nodes.act.approval_request`), plus `evidence` (the
+    step's name, e.g. `#E2`), so the same reviewers and prompts serve both.
+    """
+    configurable = config.get("configurable") or {}
+    return {
+        "proposed_action": str(action),
+        "thought": task["thought"],
+        "step": task["step"],
+        "evidence": f"#E{task['number']}",
+        "page_title": task.get("page_title"),
+        "question": task["question"],
+        "thread_id": configurable.get("thread_id"),
+        "checkpoint_ns": configurable.get("checkpoint_ns", ""),
+        "hint": APPROVAL_HINT,
+    }
