@@ -8,10 +8,37 @@ the checkpoint databases (`wikireact.storage`), and what every episode shares
 (`wikireact.episode`: the door of a run, the kept context, approval, the audit trail).
 
 `AGENTS` names, per agent, the module whose `graph` is its served graph and whose
-`build_graph` compiles it.
+`build_graph` compiles it; `load_agent` imports it. Importing this package imports no
+agent (`wikireact eval -h` lists the agents without loading LangGraph).
 """
 
 from __future__ import annotations
 
-AGENTS: dict[str, str] = {"react": "wikireact.graph"}
+import importlib
+from types import ModuleType
+
+from wikireact.errors import ConfigurationError
+
+DEFAULT_AGENT = "react"
+AGENTS: dict[str, str] = {
+    "react": "wikireact.graph",
+    "rewoo": "wikireact.agents.rewoo.graph",
+}
 """Each agent's name (`--agent`) and the module that builds its graph."""
+
+
+def check_agent(name: str) -> str:
+    """Return `name` if it names an agent; else raise `ConfigurationError` listing the agents."""
+    if name not in AGENTS:
+        raise ConfigurationError(
+            f"unknown agent {name!r}; choose one of {', '.join(sorted(AGENTS))}"
+        )
+    return name
+
+
+def load_agent(name: str) -> ModuleType:
+    """Import and return the module of agent `name` (its `build_graph` and `graph`).
+
+    Raises `ConfigurationError` (one line, listing the known agents) for an unknown name.
+    """
+    return importlib.import_module(AGENTS[check_agent(name)])

@@ -17,6 +17,7 @@ from wikireact.cli.common import console, errors, fail, guard, thread_config
 from wikireact.cli.eval_command import eval_command, report_command
 from wikireact.cli.help import EvalGroup, HelpCommand
 from wikireact.cli.options import (
+    AgentOpt,
     ApproveOpt,
     CacheOpt,
     DbOpt,
@@ -24,6 +25,7 @@ from wikireact.cli.options import (
     ModelOpt,
     OfflineOpt,
     ProtocolOpt,
+    ResumeAgentOpt,
     ResumeApproveOpt,
     ResumeModelOpt,
     ResumeStepsOpt,
@@ -113,6 +115,7 @@ def ask(
     as_json: JsonOpt = False,
     protocol: ProtocolOpt = None,
     reviewer: ReviewerOpt = None,
+    agent: AgentOpt = "react",
 ) -> None:
     """Answer QUESTION, showing each Thought, Action and Observation."""
     import uuid
@@ -129,6 +132,7 @@ def ask(
         question = validate_question(question)
     except ValueError as exc:
         fail(str(exc))
+    agent = _agent_named(agent)
     if offline:
         model, wiki = model or "local", wiki or "offline"
     context = run_context(
@@ -148,7 +152,9 @@ def ask(
                 f"thread {thread_id!r} already exists; continue it with {resume_hint(thread_id, db)} "
                 "or pick another --thread-id"
             )
-        store.register(thread_id, question, context, snapshot_id=snapshot_id(context.wiki))
+        store.register(
+            thread_id, question, context, snapshot_id=snapshot_id(context.wiki), agent=agent
+        )
         run_episode(
             store,
             {"question": question},
@@ -159,7 +165,19 @@ def ask(
             model=chat_model,
             wiki=resources.wiki,
             reviewer=reviewer,
+            agent=agent,
         )
+
+
+def _agent_named(name: str) -> str:
+    """Return the agent `name` names, or end the command with one line listing the agents."""
+    from wikireact.agents import check_agent
+    from wikireact.errors import ConfigurationError
+
+    try:
+        return check_agent(name)
+    except ConfigurationError as exc:
+        fail(str(exc))
 
 
 def _existing_store(db: str | None, thread_id: str, *, read_only: bool = False) -> Threads:
@@ -187,10 +205,10 @@ def _checkpoint_config(store: Threads, thread_id: str, checkpoint_id: str) -> Ru
 
 
 def _extend_budget(
-    store: Threads, thread_id: str, values: dict[str, Any], max_steps: int | None
+    store: Threads, thread_id: str, values: dict[str, Any], max_steps: int | None, agent: str
 ) -> None:
     """Reopen a thread that ran out of budget when `max_steps` allows more steps, or say why not."""
-    from wikireact.graph import build_graph
+    from wikireact.agents import load_agent
     from wikireact.state import episode_ended
 
     steps = values.get("steps", 0)
@@ -206,7 +224,7 @@ def _extend_budget(
         fail(
             f"thread {thread_id!r} has used {steps} steps: --max-steps must be more than {steps} to continue it"
         )
-    build_graph(store.saver).update_state(
+    load_agent(agent).build_graph(store.saver).update_state(
         thread_config(thread_id), {"status": "running"}, as_node="observe"
     )
 
@@ -236,22 +254,24 @@ def resume(
     model_cache: CacheOpt = None,
     as_json: JsonOpt = False,
     reviewer: ReviewerOpt = None,
+    agent: ResumeAgentOpt = None,
 ) -> None:
     """Recap THREAD's question and steps, then continue it with the settings it started with."""
     from contextlib import closing
 
     from rich.text import Text
 
+    from wikireact.agents import load_agent
     from wikireact.cli.display import clean, show_transcript
     from wikireact.cli.episode import run_episode
     from wikireact.cli.hints import resume_hint
     from wikireact.cli.resolve import check_same_snapshot, run_context, run_model
-    from wikireact.graph import build_graph
     from wikireact.models.stack import stack_closed
     from wikireact.storage.threads import runner
 
     with closing(_existing_store(db, thread_id)) as store:
         question = store.question(thread_id)
+        agent = _thread_agent(store, thread_id, agent)
         context = run_context(
             store.context_fields(thread_id),
             model=model,
@@ -269,11 +289,10 @@ def resume(
                     if from_checkpoint
                     else None
                 )
-                values = (
-                    build_graph(store.saver).get_state(start or thread_config(thread_id)).values
-                )
+                graph = load_agent(agent).build_graph(store.saver)
+                values = graph.get_state(start or thread_config(thread_id)).values
                 if start is None:
-                    _extend_budget(store, thread_id, values, max_steps)
+                    _extend_budget(store, thread_id, values, max_steps, agent)
                 if not as_json:
                     console.print(Text.assemble(("Resuming thread ", "bold"), clean(thread_id)))
                     show_transcript(console, question, values, status=False)
@@ -291,7 +310,19 @@ def resume(
                     model=chat_model,
                     wiki=resources.wiki,
                     reviewer=reviewer,
+                    agent=agent,
                 )
+
+
+def _thread_agent(store: Threads, thread_id: str, given: str | None) -> str:
+    """Return the agent of `thread_id`; refuse another one given with `--agent`, in one line."""
+    agent = store.agent(thread_id)
+    if given is not None and _agent_named(given) != agent:
+        fail(
+            f"thread {thread_id!r} is run by the {agent} agent; a thread keeps its agent: "
+            f"ask the question again with --agent {given} on a new thread"
+        )
+    return agent
 
 
 @app.command(cls=HelpCommand, short_help="Show THREAD as a transcript, then its checkpoints.")
@@ -310,15 +341,15 @@ def history(
 
     from rich.text import Text
 
+    from wikireact.agents import load_agent
     from wikireact.cli.display import show_transcript
     from wikireact.cli.hints import resume_hint
     from wikireact.episode.audit import history_json
-    from wikireact.graph import build_graph
     from wikireact.history import list_checkpoints
 
     with closing(_existing_store(db, thread_id, read_only=True)) as store:
         question = store.question(thread_id)
-        graph = build_graph(store.saver)
+        graph = load_agent(store.agent(thread_id)).build_graph(store.saver)
         config = thread_config(thread_id)
         if as_json:
             print(
@@ -348,11 +379,12 @@ def history(
 
 
 @app.command("graph", cls=HelpCommand)
-def graph_command() -> None:
-    """Print the graph as a Mermaid diagram."""
-    from wikireact.graph import build_graph
+@guard
+def graph_command(agent: AgentOpt = "react") -> None:
+    """Print the agent's graph as a Mermaid diagram."""
+    from wikireact.agents import load_agent
 
-    print(build_graph().get_graph().draw_mermaid())
+    print(load_agent(_agent_named(agent)).build_graph().get_graph().draw_mermaid())
 
 
 @snapshot_app.command("import", cls=HelpCommand)

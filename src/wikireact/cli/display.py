@@ -19,6 +19,8 @@ STATUS_STYLE = {
     "finished": "bold green",
     "budget_exhausted": "bold yellow",
     "repetition_halted": "bold yellow",
+    "invalid_plan": "bold yellow",
+    "no_answer": "bold yellow",
     "running": "bold cyan",
 }
 _UNSAFE_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
@@ -90,6 +92,10 @@ def answer_text(result: dict[str, Any]) -> str:
         return f"no answer (budget of {steps} steps used)"
     if status == "repetition_halted":
         return "no answer (halted: the same action was proposed again and again)"
+    if status == "invalid_plan":
+        return "no answer (no plan could run: the re-plan was invalid too)"
+    if status == "no_answer":
+        return "no answer (the answering call gave no Finish[answer])"
     if status == "finished":
         return "no answer"
     return f"no answer yet (paused after {steps} steps)"
@@ -105,10 +111,17 @@ def show_result(console: Console, result: dict[str, Any], thread_id: str) -> Non
     console.print(
         Text.assemble(
             (f"Status: {status}", STATUS_STYLE.get(status, "bold")),
-            f"  steps: {result.get('steps', 0)}  tokens: {tokens_in} in / {tokens_out} out  thread: ",
+            f"  steps: {result.get('steps', 0)}  model calls: {model_calls(result)}  "
+            f"tokens: {tokens_in} in / {tokens_out} out  thread: ",
             clean(thread_id),
         )
     )
+
+
+def model_calls(result: dict[str, Any]) -> int:
+    """Return an episode's model calls: its own count, else one per step (ReAct's)."""
+    counted = result.get("model_calls")
+    return int(counted) if counted is not None else len(result.get("usage") or [])
 
 
 def show_transcript(
@@ -144,7 +157,7 @@ def safe_json(value: Any) -> str:
 
 
 def result_json(result: dict[str, Any], thread_id: str) -> str:
-    """Return the result as one JSON object (answer, status, steps, trajectory, usage, thread id)."""
+    """Return the result as one JSON object (answer, status, steps, trajectory, usage, model calls, thread id)."""
     return safe_json(
         {
             "answer": result.get("answer"),
@@ -152,6 +165,7 @@ def result_json(result: dict[str, Any], thread_id: str) -> str:
             "steps": result.get("steps", 0),
             "trajectory": result.get("trajectory", []),
             "usage": result.get("usage", []),
+            "model_calls": model_calls(result),
             "thread_id": thread_id,
         }
     )

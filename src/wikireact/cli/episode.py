@@ -9,6 +9,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import RunnableConfig
 from langgraph.types import Command
 
+from wikireact.agents import DEFAULT_AGENT, load_agent
 from wikireact.cli.approval import ApprovalPrompt
 from wikireact.cli.common import console, errors, fail, thread_config
 from wikireact.cli.display import result_json, show_result, show_step
@@ -21,7 +22,6 @@ from wikireact.errors import (
     WikiOutageError,
     first_line,
 )
-from wikireact.graph import build_graph
 from wikireact.models.cache import CachedChatModel
 from wikireact.storage.threads import DATABASE_ERRORS, Threads
 from wikireact.wiki.base import WikiSource
@@ -44,14 +44,16 @@ def _drive(
     model: BaseChatModel | None = None,
     reviewer: str | None = None,
     wiki: WikiSource | None = None,
+    agent: str = DEFAULT_AGENT,
 ) -> dict[str, Any]:
     """Run the episode to its end, showing steps live and asking for approvals.
 
     `payload` None continues the thread (asking first if it is paused for approval);
     `start` is a checkpoint's config to continue from instead of the latest one; `model`
-    and `wiki` are the resources resolved for this run (`cli.resolve`).
+    and `wiki` are the resources resolved for this run (`cli.resolve`); `agent` names the
+    graph that runs it (`wikireact.agents`).
     """
-    graph = build_graph(store.saver, model=model, wiki=wiki)
+    graph = load_agent(agent).build_graph(store.saver, model=model, wiki=wiki)
     config = thread_config(thread_id)
     run_config = start or config
     prompt = ApprovalPrompt(errors)
@@ -89,6 +91,7 @@ def run_episode(
     model: BaseChatModel | None = None,
     reviewer: str | None = None,
     wiki: WikiSource | None = None,
+    agent: str = DEFAULT_AGENT,
 ) -> None:
     """Drive the episode and print its result; `hint` tells how to resume it (`resume_hint`)."""
     try:
@@ -102,6 +105,7 @@ def run_episode(
             model=model,
             reviewer=reviewer,
             wiki=wiki,
+            agent=agent,
         )
     except KeyboardInterrupt:
         fail(f"interrupted; the episode is saved: continue it with {hint}", 130)

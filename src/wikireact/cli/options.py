@@ -7,8 +7,20 @@ from typing import Annotated
 
 import typer
 
+from wikireact.agents import AGENTS
 from wikireact.cli.approval import GATED
 from wikireact.context import DEFAULT_MAX_STEPS, DEFAULT_MODEL, MAX_STEPS, least
+
+AGENT_CHOICES = "|".join(AGENTS)
+AgentOpt = Annotated[
+    str,
+    typer.Option(
+        "--agent",
+        metavar=AGENT_CHOICES,
+        help="the agent that answers: react (one model call per step), rewoo (plan, run, "
+        "answer: 2 model calls), ...",
+    ),
+]
 
 ModelOpt = Annotated[
     str | None,
@@ -86,6 +98,15 @@ ReviewerOpt = Annotated[
 ]
 # `resume` continues with the settings the thread started with unless told otherwise.
 SAME = "as the thread started"
+ResumeAgentOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--agent",
+        metavar=AGENT_CHOICES,
+        show_default="the thread's",
+        help="the thread's agent (a thread keeps the agent it started with)",
+    ),
+]
 ResumeModelOpt = Annotated[
     str | None,
     typer.Option(

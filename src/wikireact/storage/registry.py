@@ -9,11 +9,16 @@ from wikireact.context import Context
 
 SNAPSHOT_ID_KEY = "_snapshot_id"
 """Stored beside a thread's settings: the id of the snapshot it started on."""
+AGENT_KEY = "_agent"
+"""Stored beside a thread's settings: the agent that runs it (`wikireact.agents.AGENTS`)."""
+DEFAULT_AGENT = "react"
+"""The agent of a thread registered without one (every thread before there were others)."""
 
 
-def encode_context(context: Context, snapshot_id: str | None) -> str:
-    """Return the registry's JSON of a thread's settings (with its snapshot id, if any)."""
-    return json.dumps(context.as_dict() | ({SNAPSHOT_ID_KEY: snapshot_id} if snapshot_id else {}))
+def encode_context(context: Context, snapshot_id: str | None, agent: str = DEFAULT_AGENT) -> str:
+    """Return the registry's JSON of a thread's settings (with its snapshot id, if any, and agent)."""
+    extra = {SNAPSHOT_ID_KEY: snapshot_id} if snapshot_id else {}
+    return json.dumps(context.as_dict() | extra | {AGENT_KEY: agent})
 
 
 def decode_context(text: str) -> dict[str, Any]:
@@ -23,7 +28,13 @@ def decode_context(text: str) -> dict[str, Any]:
     """
     stored = {"protocol": "text", **json.loads(text)}
     stored.pop(SNAPSHOT_ID_KEY, None)
+    stored.pop(AGENT_KEY, None)
     return stored
+
+
+def decode_agent(text: str) -> str:
+    """Return the agent stored by `encode_context` (`react` for threads registered before agents)."""
+    return str(json.loads(text).get(AGENT_KEY) or DEFAULT_AGENT)
 
 
 def decode_snapshot_id(text: str) -> str | None:

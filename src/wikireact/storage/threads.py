@@ -57,15 +57,23 @@ class Threads(Protocol):
         """The LangGraph checkpointer."""
 
     def register(
-        self, thread_id: str, question: str, context: Context, snapshot_id: str | None = None
+        self,
+        thread_id: str,
+        question: str,
+        context: Context,
+        snapshot_id: str | None = None,
+        agent: str = "react",
     ) -> None:
-        """Record a new thread's question and settings (and the snapshot it starts on)."""
+        """Record a new thread's question, settings and agent (and the snapshot it starts on)."""
 
     def context_fields(self, thread_id: str) -> dict[str, Any]:
         """Return the settings a thread started with."""
 
     def snapshot_id(self, thread_id: str) -> str | None:
         """Return the id of the snapshot a thread started on (None: not a snapshot)."""
+
+    def agent(self, thread_id: str) -> str:
+        """Return the agent that runs a thread (`react` for threads older than agents)."""
 
     def question(self, thread_id: str) -> str:
         """Return the question a thread started with."""
@@ -126,6 +134,7 @@ def ensure_registered(
     question: str,
     context: Context,
     snapshot_id: str | None = None,
+    agent: str = "react",
 ) -> None:
     """Register a thread (as `Threads.register`) unless it is already; refuse another question.
 
@@ -140,7 +149,7 @@ def ensure_registered(
             f"({found!r}), not {question!r}"
         )
     if registered is None:
-        store.register(thread_id, question, context, snapshot_id=snapshot_id)
+        store.register(thread_id, question, context, snapshot_id=snapshot_id, agent=agent)
 
 
 def open_threads(db: str | Path | None = None, *, read_only: bool = False) -> Threads:

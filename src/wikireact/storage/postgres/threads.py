@@ -31,7 +31,13 @@ from wikireact.errors import LockLostError, ThreadsError, first_line
 from wikireact.storage.postgres.connect import connect, open_pool
 from wikireact.storage.postgres.saver import NUL, NulSafePostgresSaver
 from wikireact.storage.postgres.url import hide_password, redacted
-from wikireact.storage.registry import decode_context, decode_snapshot_id, encode_context
+from wikireact.storage.registry import (
+    DEFAULT_AGENT,
+    decode_agent,
+    decode_context,
+    decode_snapshot_id,
+    encode_context,
+)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS wikireact_threads(
@@ -115,7 +121,12 @@ class PostgresThreads:
         return bool(row and row["taken"])
 
     def register(
-        self, thread_id: str, question: str, context: Context, snapshot_id: str | None = None
+        self,
+        thread_id: str,
+        question: str,
+        context: Context,
+        snapshot_id: str | None = None,
+        agent: str = DEFAULT_AGENT,
     ) -> None:
         """Record a new thread's question and settings (and snapshot); refuse a thread id in use."""
         if NUL in question or NUL in thread_id:
@@ -126,7 +137,7 @@ class PostgresThreads:
             row = conn.execute(
                 "INSERT INTO wikireact_threads VALUES (%s, %s, %s, %s) "
                 "ON CONFLICT (thread_id) DO NOTHING RETURNING thread_id",
-                (thread_id, question, encode_context(context, snapshot_id), time.time()),
+                (thread_id, question, encode_context(context, snapshot_id, agent), time.time()),
             ).fetchone()
         if row is None:
             raise ThreadsError(
@@ -151,6 +162,10 @@ class PostgresThreads:
     def snapshot_id(self, thread_id: str) -> str | None:
         """Return the id of the snapshot a thread started on (None: not a snapshot)."""
         return decode_snapshot_id(self._registered(thread_id)["settings"])
+
+    def agent(self, thread_id: str) -> str:
+        """Return the agent that runs a thread (`react` for threads older than agents)."""
+        return decode_agent(self._registered(thread_id)["settings"])
 
     def question(self, thread_id: str) -> str:
         """Return the question a thread started with; raise for an unknown thread."""

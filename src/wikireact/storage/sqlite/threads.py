@@ -9,7 +9,13 @@ from typing import Any
 
 from wikireact.context import Context
 from wikireact.errors import ForeignFileError, ThreadsError
-from wikireact.storage.registry import decode_context, decode_snapshot_id, encode_context
+from wikireact.storage.registry import (
+    DEFAULT_AGENT,
+    decode_agent,
+    decode_context,
+    decode_snapshot_id,
+    encode_context,
+)
 from wikireact.storage.sqlite import lock as runlock
 from wikireact.storage.sqlite.files import check_writable_as, read_untouched
 from wikireact.storage.sqlite.saver import CompactSqliteSaver, CompressingSerializer
@@ -95,7 +101,12 @@ class SqliteThreads:
         self.saver.is_setup = True  # its tables are there, or the thread is unknown
 
     def register(
-        self, thread_id: str, question: str, context: Context, snapshot_id: str | None = None
+        self,
+        thread_id: str,
+        question: str,
+        context: Context,
+        snapshot_id: str | None = None,
+        agent: str = DEFAULT_AGENT,
     ) -> None:
         """Record a new thread's question and settings; refuse a thread id already in use.
 
@@ -105,7 +116,7 @@ class SqliteThreads:
             with self.saver.lock, self.conn:
                 self.conn.execute(
                     "INSERT INTO wikireact_threads VALUES (?, ?, ?, ?)",
-                    (thread_id, question, encode_context(context, snapshot_id), time.time()),
+                    (thread_id, question, encode_context(context, snapshot_id, agent), time.time()),
                 )
         except sqlite3.IntegrityError:
             raise ThreadsError(
@@ -142,6 +153,10 @@ class SqliteThreads:
     def snapshot_id(self, thread_id: str) -> str | None:
         """Return the id of the snapshot a thread started on (None: not a snapshot, or unknown)."""
         return decode_snapshot_id(self._registered(thread_id)[1])
+
+    def agent(self, thread_id: str) -> str:
+        """Return the agent that runs a thread (`react` for threads older than agents)."""
+        return decode_agent(self._registered(thread_id)[1])
 
     def question(self, thread_id: str) -> str:
         """Return the question a thread started with; raise for an unknown thread."""
