@@ -115,8 +115,8 @@ def run_to_end(
 ) -> dict[str, Any]:
     """Start the thread's episode, or continue it if it can go on; return its final output.
 
-    The output is the episode's values of the output schema (`OutputState`: answer, status,
-    steps, trajectory, usage, audit), as `invoke` returns them; for an episode that had
+    The output is the episode's values of the graph's output schema (ReAct's `OutputState`:
+    answer, status, steps, trajectory, usage, audit; another agent's own), as `invoke` returns them; for an episode that had
     already ended, the same values read from its last checkpoint (the full state is
     `graph.get_state(config).values`). Checkpoints are saved with durability "sync". Whether
     the episode goes on is decided by its status (`can_continue`: running, stopped before
@@ -133,7 +133,8 @@ def run_to_end(
     if values:
         check_question((config.get("configurable") or {}).get("thread_id"), values, question)
         if not can_continue(values, settle(values.get("context"), context)):
-            return {key: values[key] for key in OUTPUT_KEYS if key in values}
+            keys = graph.output_channels if isinstance(graph.output_channels, list) else OUTPUT_KEYS
+            return {key: values[key] for key in keys if key in values}
     reopen = not values or values.get("status") in REOPENED_THROUGH_START
     run_config: RunnableConfig = {**config}
     if "max_concurrency" not in (graph.config or {}):

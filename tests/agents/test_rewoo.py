@@ -20,6 +20,7 @@ from support import PAGES, QUESTION, SpyModel, thread
 from wikireact import MemorySource
 from wikireact.agents.rewoo.graph import build_graph
 from wikireact.episode.compiled import EpisodeGraph
+from wikireact.graph import run_to_end
 from wikireact.wiki.base import Disambiguation, Page
 
 TWO_SEARCHES = (
@@ -256,3 +257,12 @@ def test_approval_pauses_before_every_search_and_lookup(
     assert paused["trajectory"][3]["kind"] == "rejected"
     assert "not needed" in paused["evidence"]["#E3"]
     assert paused["evidence"]["#E2"].startswith("Edward Davis Wood Jr.")
+
+
+def test_run_to_end_returns_an_ended_threads_rewoo_output() -> None:
+    model = SpyModel(outputs=[TWO_SEARCHES, ANSWER])
+    graph = build_graph(InMemorySaver(), model=model, wiki=MemorySource(PAGES))
+    first = run_to_end(graph, QUESTION, thread("ended"))
+    again = run_to_end(graph, QUESTION, thread("ended"))
+    assert len(model.calls) == 2, "the ended episode ran again"
+    assert again == first and again["model_calls"] == 2 and len(again["plan"]) == 3

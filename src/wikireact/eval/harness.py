@@ -33,6 +33,7 @@ from langchain_core.language_models import BaseChatModel
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from wikireact._json_text import json_line, json_objects, parse_json
+from wikireact.agents import load_agent
 from wikireact.context import (
     DEFAULT_MAX_STEPS,
     DEFAULT_OBSERVATION_CAP,
@@ -43,6 +44,7 @@ from wikireact.context import (
 )
 from wikireact.errors import EvalError, JsonTextError, ThreadBusyError
 from wikireact.eval.dataset import Item, file_digest, load_dataset, sample
+from wikireact.eval.method_names import agent_of
 from wikireact.eval.methods import (
     EPISODE_METHODS,
     METHODS,
@@ -55,7 +57,6 @@ from wikireact.eval.methods import (
 from wikireact.eval.metrics import summarize
 from wikireact.eval.turns import TurnFreeSource, Turns
 from wikireact.eval.workers import DaemonPool
-from wikireact.graph import build_graph
 from wikireact.models.cache import CachedChatModel
 from wikireact.models.registry import MAX_OUTPUT_TOKENS, is_local
 from wikireact.models.sampling import per_call_sampling
@@ -300,7 +301,7 @@ class PreparedRun:
         source = self.source if turns is None else TurnFreeSource(self.source, turns)
         return MethodSettings(
             model=self.model,
-            graph=build_graph(
+            graph=load_agent(agent_of(self.config.method)).build_graph(
                 saver, model=self.model, wiki=source, exemplars=self.prompts.episodes or None
             ),
             context=self.context,
@@ -321,7 +322,9 @@ def prepare_run(
     context = config.episode_context()
     items = sample(load_dataset(Path(config.dataset)), config.limit, config.sample_seed)
     prompts = load_prompts(
-        Path(config.prompts) if config.prompts else None, NEEDS[config.method], config.prompts_keys
+        Path(config.prompts) if config.prompts else None,
+        NEEDS.get(config.method, ()),  # an agent's own prompts are its own (none read here)
+        config.prompts_keys,
     )
     source = wiki or open_source(config.wiki)
     sampling = per_call_sampling(config.model, model)

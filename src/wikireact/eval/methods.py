@@ -26,9 +26,9 @@ from wikireact.eval.baselines import (
 )
 from wikireact.eval.categories import categorize
 from wikireact.eval.dataset import Item
+from wikireact.eval.method_names import AGENT_METHODS, Method, agent_of
 from wikireact.eval.method_names import EPISODE_METHODS as EPISODE_METHODS  # re-exported
 from wikireact.eval.method_names import METHODS as METHODS  # re-exported
-from wikireact.eval.method_names import Method
 from wikireact.eval.scoring import exact_match, f1_score, is_supported, is_yes_no
 from wikireact.eval.turns import Turns
 from wikireact.graph import run_to_end
@@ -43,6 +43,7 @@ class MethodSettings:
 
     model: BaseChatModel
     graph: CompiledStateGraph[Any, Any, Any, Any]
+    """The graph of the method's agent (`wikireact.eval.method_names.agent_of`)."""
     context: Context
     """The episodes' complete settings (budget, repetition limit, observation cap, no approval)."""
     sc_samples: int
@@ -64,6 +65,10 @@ class MethodSettings:
     def computing(self) -> AbstractContextManager[None]:
         """Return a context that holds the run's turn (if any) while a question is worked on."""
         return nullcontext() if self.turns is None else self.turns.hold()
+
+
+NOT_RECORDED = frozenset({"usage", "audit", "model_calls"})
+"""Episode outputs a record summarises (tokens, requests, calls) instead of copying."""
 
 
 def thread_id(method: str, seed: int, item: Item) -> str:
@@ -88,13 +93,14 @@ def register_episode(
     Then `ask` refuses another question on it and `resume` continues it with the run's
     settings. Call it holding the thread's run lock, as `ask` and `resume` do.
     """
-    if method in EPISODE_METHODS:
+    if method in EPISODE_METHODS or method in AGENT_METHODS:
         ensure_registered(
             store,
             episode_thread(settings, method, seed, item),
             item.question,
             _episode_context(settings, method),
             settings.snapshot_id,
+            agent=agent_of(method),
         )
 
 
@@ -132,7 +138,7 @@ def _run_method(
     switched = False
     # The question's id goes with every model call (run metadata), for per-question scripts.
     model = settings.model.with_config(settings.with_turn({"metadata": {QUESTION_ID_KEY: item.id}}))
-    if method in ("react", "act", "react-cot-sc"):
+    if method in ("react", "act", "react-cot-sc") or method in AGENT_METHODS:
         episode = _episode(settings, item, seed, method)
         answer = episode.get("answer")
         if method == "react-cot-sc" and react_needs_fallback(answer):
@@ -187,7 +193,8 @@ def _record(
     usage = episode.get("usage", [])
     observations = [s["observation"] for s in trajectory]
     finished_by_agent = episode.get("status") == "finished"
-    return {
+    episode_calls = episode.get("model_calls")  # an agent's own count; ReAct: one per step
+    record = {
         "id": item.id,
         "seed": seed,
         "method": method,
@@ -199,7 +206,8 @@ def _record(
         "status": episode.get("status") or ("finished" if answer is not None else "no_answer"),
         "steps": episode.get("steps", 0),
         "invalid_steps": sum(1 for s in trajectory if s["kind"] == "invalid"),
-        "model_calls": stats.model_calls + len(usage),
+        "model_calls": stats.model_calls
+        + (len(usage) if episode_calls is None else int(episode_calls)),
         "input_tokens": stats.input_tokens + sum(u["input_tokens"] for u in usage),
         "output_tokens": stats.output_tokens + sum(u["output_tokens"] for u in usage),
         "wiki_requests": sum(u["wiki_requests"] for u in usage),
@@ -215,3 +223,6 @@ def _record(
         else {"votes": vote.votes, "samples": vote.samples, "answers": vote.answers},
         "trajectory": trajectory,
     }
+    # An agent's own outputs (e.g. ReWOO's plan and evidence) go into its record as they are.
+    extra = {k: v for k, v in episode.items() if k not in record and k not in NOT_RECORDED}
+    return {**record, **extra}
