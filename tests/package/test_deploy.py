@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from wikireact.agents import AGENTS, load_agent, served_id
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -53,12 +55,22 @@ def test_langgraph_dockerfile_builds_from_our_config(tmp_path: Path) -> None:
         .split("=", 1)[1]
         .strip("'")
     )
-    assert set(graphs) == {"agent"} and graphs["agent"].endswith("/src/wikireact/graph.py:graph")
+    assert set(graphs) == {served_id(name) for name in AGENTS}
+    assert graphs["agent"].endswith("/src/wikireact/graph.py:graph")
+    assert graphs["rewoo"].endswith("/src/wikireact/agents/rewoo/graph.py:graph")
     assert f"ADD . /deps/{ROOT.name}" in text and "uv pip install" in text
     # the served module really exports a checkpointer-less graph under that name
-    from wikireact.graph import graph
+    for name in AGENTS:  # the server refuses a graph with its own checkpointer
+        assert load_agent(name).graph.checkpointer is None, name
 
-    assert graph.checkpointer is None  # the server refuses a graph with its own checkpointer
+
+def test_langgraph_json_serves_one_graph_per_agent() -> None:
+    graphs = json.loads((ROOT / "langgraph.json").read_text())["graphs"]
+    expected = {
+        served_id(name): "./src/" + module.replace(".", "/") + ".py:graph"
+        for name, module in AGENTS.items()
+    }
+    assert graphs == expected
 
 
 def test_the_image_installs_the_extras_named_at_build_time_before_wikireact(

@@ -100,11 +100,67 @@ def settings(server: tuple[str, Path]) -> dict:
     script.write_text(json.dumps(GOOD_RUN))
     tools = work / "tools.json"
     tools.write_text(json.dumps(TOOLS_RUN))
+    rewoo = work / "rewoo.json"
+    rewoo.write_text(json.dumps(REWOO_RUN))
     return {
         "model": f"scripted:{script}",
         "wiki": str(snapshot),
         "tools_model": f"scripted:{tools}",
+        "rewoo_model": f"scripted:{rewoo}",
     }
+
+
+REWOO_RUN = [
+    "Plan: Find Scott Derrickson's nationality.\n#E1 = Search[Scott Derrickson]\n"
+    "Plan: Find Ed Wood's nationality.\n#E2 = Search[Ed Wood]\n"
+    "Plan: Where was Wood born?\n#E3 = Lookup[born]",
+    "Thought: both are American.\nFinish[yes]",
+]
+
+
+def test_rewoo_is_served_and_runs_an_episode(server: tuple[str, Path], settings: dict) -> None:
+    client = get_sync_client(url=server[0])
+    assistant = client.assistants.search(graph_id="rewoo")[0]
+    graph = client.assistants.get_graph(assistant["assistant_id"])
+    assert {n["id"] for n in graph["nodes"]} >= {"plan", "schedule", "work", "solve"}
+    thread = client.threads.create()
+    context = {"model": settings["rewoo_model"], "wiki": settings["wiki"]}
+    result = client.runs.wait(
+        thread["thread_id"], "rewoo", input={"question": QUESTION}, context=context
+    )
+    assert isinstance(result, dict), result
+    assert result["answer"] == "yes" and result["status"] == "finished"
+    assert result["model_calls"] == 2 and result["steps"] == 5
+    assert [s["kind"] for s in result["trajectory"]] == [
+        "plan",
+        "executed",
+        "executed",
+        "executed",
+        "finish",
+    ]
+
+
+def test_rewoo_approval_pauses_and_resumes_through_the_server(
+    server: tuple[str, Path], settings: dict
+) -> None:
+    client = get_sync_client(url=server[0])
+    thread_id = client.threads.create()["thread_id"]
+    context = {"model": settings["rewoo_model"], "wiki": settings["wiki"], "approve": True}
+    client.runs.wait(thread_id, "rewoo", input={"question": QUESTION}, context=context)
+    proposed = []
+    for _ in range(4):
+        state = client.threads.get_state(thread_id)
+        pending = [i for task in state["tasks"] for i in task["interrupts"]]
+        if not pending:
+            break
+        assert len(pending) == 1
+        proposed.append(pending[0]["value"]["proposed_action"])
+        client.runs.wait(thread_id, "rewoo", command={"resume": True}, context=context)
+    assert proposed == ["Search[Scott Derrickson]", "Search[Ed Wood]", "Lookup[born]"]
+    values = client.threads.get_state(thread_id)["values"]
+    assert isinstance(values, dict)
+    assert values["status"] == "finished" and values["answer"] == "yes"
+    assert [a["approval"]["decision"] for a in values["audit"][1:4]] == ["approved"] * 3
 
 
 def test_assistant_graph_and_schemas(server: tuple[str, Path]) -> None:
@@ -220,4 +276,7 @@ def test_wikireact_studio_serves_the_installed_graph_without_a_langgraph_json(
     argv = [sys.executable, "-m", "wikireact", "studio", "--port", str(port)]
     with serving(argv, tmp_path, env, port) as url:  # tmp_path holds no langgraph.json
         assistants = requests.post(f"{url}/assistants/search", json={}, timeout=10).json()
-    assert [(a["graph_id"], a["name"]) for a in assistants] == [("agent", "wikireact")]
+    assert {(a["graph_id"], a["name"]) for a in assistants} == {
+        ("agent", "wikireact"),
+        ("rewoo", "wikireact-rewoo"),
+    }

@@ -27,6 +27,19 @@ AGENTS: dict[str, str] = {
 """Each agent's name (`--agent`) and the module that builds its graph."""
 
 
+def served_id(name: str) -> str:
+    """Return the graph id agent `name` is served under (`langgraph.json`, Studio, the SDK).
+
+    ReAct keeps `agent`, the id it was served under before there were other agents.
+    """
+    return "agent" if name == DEFAULT_AGENT else name
+
+
+def served_graphs() -> dict[str, str]:
+    """Return every agent's served graph as `{graph id: "module:graph"}` (`wikireact studio`)."""
+    return {served_id(name): f"{module}:graph" for name, module in AGENTS.items()}
+
+
 def check_agent(name: str) -> str:
     """Return `name` if it names an agent; else raise `ConfigurationError` listing the agents."""
     if name not in AGENTS:

@@ -1,8 +1,9 @@
 """`wikireact studio`: serve the installed graph to LangGraph Studio and the SDK (`langgraph dev`).
 
 For a `pip install`ed wikireact, which has no `langgraph.json`: it writes one that serves
-`wikireact.graph:graph` as `agent` (with `./.env` when there is one) and runs `langgraph
-dev` on it, offline (no analytics, no version check). Without the studio extra it is
+every agent's graph (`wikireact.agents.served_graphs`: ReAct as `agent`, ReWOO as `rewoo`,
+...; with `./.env` when there is one) and runs `langgraph dev` on it, offline (no
+analytics, no version check). Without the studio extra it is
 refused in one line naming it.
 """
 
@@ -19,10 +20,9 @@ from typing import Annotated
 import typer
 
 from wikireact._extras import require
+from wikireact.agents import served_graphs
 from wikireact.cli.common import fail
 from wikireact.errors import MissingExtraError
-
-GRAPH = "wikireact.graph:graph"
 
 
 def studio_command(
@@ -32,7 +32,7 @@ def studio_command(
         bool, typer.Option("--browser/--no-browser", help="open Studio's page (on LangSmith)")
     ] = False,
 ) -> None:
-    """Serve the graph as `agent` with `langgraph dev` (LangGraph Studio's API), until Ctrl-C."""
+    """Serve every agent's graph (ReAct as `agent`) with `langgraph dev` (Studio's API), until Ctrl-C."""
     try:
         require("studio", "LangGraph Studio (langgraph dev) needs")
     except MissingExtraError as exc:
@@ -40,7 +40,7 @@ def studio_command(
     env_file = Path(".env")
     with tempfile.TemporaryDirectory(prefix="wikireact-studio-") as folder:
         config = Path(folder) / "langgraph.json"
-        settings: dict[str, object] = {"dependencies": ["."], "graphs": {"agent": GRAPH}}
+        settings: dict[str, object] = {"dependencies": ["."], "graphs": served_graphs()}
         if env_file.is_file():
             settings["env"] = str(env_file.resolve())
         config.write_text(json.dumps(settings), encoding="utf-8")
