@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections import Counter
 from typing import Any
 
 import pytest
@@ -20,6 +21,7 @@ from support import PAGES, QUESTION, SpyModel, thread
 from wikireact import MemorySource
 from wikireact.agents.rewoo.graph import build_graph
 from wikireact.episode.compiled import EpisodeGraph
+from wikireact.errors import WikiOutageError, WikiUnavailableError
 from wikireact.graph import run_to_end
 from wikireact.wiki.base import Disambiguation, Page
 
@@ -266,3 +268,40 @@ def test_run_to_end_returns_an_ended_threads_rewoo_output() -> None:
     again = run_to_end(graph, QUESTION, thread("ended"))
     assert len(model.calls) == 2, "the ended episode ran again"
     assert again == first and again["model_calls"] == 2 and len(again["plan"]) == 3
+
+
+class FlakySource(MemorySource):
+    """Fails the first fetch of `title` as an outage; counts every fetch per title."""
+
+    def __init__(self, title: str) -> None:
+        super().__init__(PAGES)
+        self.flaky, self.fetched = title, Counter[str]()
+
+    def fetch(self, title: str) -> Page | Disambiguation | None:
+        self.fetched[title] += 1
+        if title == self.flaky and self.fetched[title] == 1:
+            raise WikiUnavailableError("Wikipedia did not answer")
+        return super().fetch(title)
+
+
+def test_an_outage_in_one_branch_resumes_without_repeating_the_other(
+    checkpointer: BaseCheckpointSaver,
+) -> None:
+    model = SpyModel(outputs=[TWO_SEARCHES, ANSWER])
+    wiki = FlakySource("Ed Wood")
+    graph = build_graph(checkpointer, model=model, wiki=wiki)
+    config = thread("outage")
+    with pytest.raises(WikiOutageError, match="Search\\[Ed Wood\\] was not run"):
+        graph.invoke({"question": QUESTION}, config)
+    assert graph.get_state(config).values["steps"] == 1  # only the plan is recorded
+    result = graph.invoke(None, config)
+    assert result["status"] == "finished" and result["answer"] == "yes"
+    assert wiki.fetched == {"Scott Derrickson": 1, "Ed Wood": 2}, "a finished branch ran again"
+    assert len(model.calls) == 2
+    assert [s["kind"] for s in result["trajectory"]] == [
+        "plan",
+        "executed",
+        "executed",
+        "executed",
+        "finish",
+    ]

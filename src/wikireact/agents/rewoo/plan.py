@@ -24,6 +24,8 @@ ToolName = Literal["Search", "Lookup", "LLM"]
 TOOLS: tuple[ToolName, ...] = ("Search", "Lookup", "LLM")
 REFERENCE = re.compile(r"#E(\d+)")
 """An evidence reference inside a step's input (`#E2`); `\\d+` then a non-digit: linear."""
+MAX_NUMBER_DIGITS = 6
+"""Evidence numbers longer than this are refused (Python refuses to read a 4,300-digit one)."""
 STEP_FORM = "#E<n> = Tool[input] (tools: Search, Lookup, LLM)"
 _BULLETS = "*-•>` \t"
 
@@ -79,12 +81,12 @@ def read_plan(text: str, max_steps: int) -> Plan | PlanError:
     steps: list[PlanStep] = []
     last_search: int | None = None
     for raw in text.split("\n"):
-        line = raw.strip().lstrip(_BULLETS).strip()
+        line = _unmarked(raw)
         if not line:
             continue
         label, _, rest = line.partition(":")
-        if label.strip().lower() == "plan" and not line.startswith("#"):
-            thought = rest.strip()
+        if label.strip().strip("*_").lower() == "plan" and not line.startswith("#"):
+            thought = rest.strip().lstrip("*_").strip()
             thoughts.append(thought)
             continue
         if not line.upper().startswith("#E"):
@@ -109,11 +111,20 @@ def read_plan(text: str, max_steps: int) -> Plan | PlanError:
     return Plan(" ".join(t for t in thoughts if t), tuple(steps))
 
 
+def _unmarked(raw: str) -> str:
+    """Return a line without list marks (`-`, `*`, `1.`), quote marks or code backticks around it."""
+    line = raw.strip().lstrip(_BULLETS)
+    digits = len(line) - len(line.lstrip("0123456789"))
+    if digits and line[digits : digits + 1] in (".", ")"):
+        line = line[digits + 1 :]
+    return line.strip().lstrip(_BULLETS).rstrip("`* \t")
+
+
 def _read_step(line: str, thought: str, last_search: int | None) -> PlanStep | PlanError:
     """Read one `#E<n> = Tool[input]` line (the caller checked it starts with `#E`)."""
     name, equals, call = line.partition("=")
     digits = name.strip()[2:].strip()
-    if not equals or not digits.isdigit() or not digits.isascii():
+    if not equals or not _is_number(digits):
         return PlanError(f"`{line[:200]}` is not a step of the form {STEP_FORM}.", line)
     opening = call.find("[")
     call = call.strip()
@@ -130,10 +141,18 @@ def _read_step(line: str, thought: str, last_search: int | None) -> PlanStep | P
     if not argument:
         return PlanError(f"{tool} needs a non-empty input in `{line[:200]}`.", line)
     number = int(digits)
-    cited = tuple(dict.fromkeys(int(m.group(1)) for m in REFERENCE.finditer(argument)))
+    references = [m.group(1) for m in REFERENCE.finditer(argument)]
+    if not all(_is_number(r) for r in references):
+        return PlanError(f"an evidence number in `{line[:200]}` is too long.", line)
+    cited = tuple(dict.fromkeys(int(r) for r in references))
     page_of = last_search if tool == "Lookup" else None
     needs = cited + ((page_of,) if page_of is not None and page_of not in cited else ())
     return PlanStep(number, tool, argument, thought, line, needs, page_of)
+
+
+def _is_number(digits: str) -> bool:
+    """Whether `digits` is an evidence number: ASCII digits, at most `MAX_NUMBER_DIGITS` of them."""
+    return digits.isascii() and digits.isdigit() and len(digits) <= MAX_NUMBER_DIGITS
 
 
 def _missing_reference(steps: list[PlanStep]) -> PlanError | None:
