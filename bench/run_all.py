@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 import time
 
+import agents_compare
 import checkpoint_growth
 import dump_import
 import eval_throughput
@@ -26,6 +27,7 @@ SUITES = [
     resume_speed,
     step_length,
     eval_throughput,
+    agents_compare,
     model_cache_replay,
     snapshot_latency,
     dump_import,

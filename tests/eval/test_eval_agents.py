@@ -3,17 +3,22 @@
 from __future__ import annotations
 
 import json
+import threading
+import time
 from pathlib import Path
 
 import pytest
-from support import EVAL_DATA, SpyModel, eval_args, snapshot_eval
+from support import EVAL_DATA, PAGES, SpyModel, eval_args, snapshot_eval
 from typer.testing import CliRunner
 
+from wikireact import MemorySource
 from wikireact.cli.app import app
 from wikireact.errors import EvalError
 from wikireact.eval.harness import EvalConfig
+from wikireact.eval.run import run_eval
 from wikireact.models.scripted import ScriptOutput
 from wikireact.storage.sqlite.threads import SqliteThreads
+from wikireact.wiki.base import Disambiguation, Page
 
 PLANS = {
     "q1": "Plan: a.\n#E1 = Search[Scott Derrickson]\nPlan: b.\n#E2 = Search[Ed Wood]",
@@ -85,3 +90,45 @@ def test_cli_eval_method_rewoo(files: tuple[Path, Path], tmp_path: Path) -> None
     assert {r["method"] for r in records} == {"rewoo"}
     assert [r["model_calls"] for r in records] == [2, 2, 2, 2]
     assert json.loads((out / "report.json").read_text())["metrics"]["mean"]["em"] == 0.75
+
+
+class CountingSource(MemorySource):
+    """PAGES with a slow fetch; records the most fetches in flight at once."""
+
+    def __init__(self) -> None:
+        super().__init__(PAGES)
+        self.in_flight = self.peak = 0
+        self.lock = threading.Lock()
+
+    def fetch(self, title: str) -> Page | Disambiguation | None:
+        with self.lock:
+            self.in_flight += 1
+            self.peak = max(self.peak, self.in_flight)
+        time.sleep(0.2)
+        with self.lock:
+            self.in_flight -= 1
+        return super().fetch(title)
+
+
+def test_questions_wait_for_their_fanned_out_searches_together(
+    files: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """A ReWOO round's Searches run on the graph's own threads: no question waits for another's."""
+    dataset, _ = files
+    source = CountingSource()
+    two_searches = {q: SCRIPT["q1"] for q in SCRIPT}
+    report = run_eval(
+        EvalConfig(
+            dataset=str(dataset),
+            method="rewoo",
+            model="scripted",
+            wiki="memory",
+            sample_seed=None,
+            concurrency=4,
+        ),
+        tmp_path / "out",
+        model=SpyModel(by_question=two_searches),
+        wiki=source,
+    )
+    assert report["metrics"]["mean"]["model_calls"] == 2
+    assert source.peak > 2, "only one question's Searches ran at a time"

@@ -290,18 +290,23 @@ class PreparedRun:
     def method_settings(
         self, saver: BaseCheckpointSaver, thread_prefix: str = "", *, take_turns: bool = True
     ) -> MethodSettings:
-        """Return what `run_method` needs, with the ReAct graph checkpointed in `saver`.
+        """Return what `run_method` needs, with the method's agent's graph checkpointed in `saver`.
 
         With `take_turns` and more than one worker, the workers compute one at a time and
         wait for the model and Wikipedia together (`wikireact.eval.turns`). A worker waits
         for its checkpoints' saves while it holds the turn: take turns only with a local
-        saver (SQLite), not with one a network away.
+        saver (SQLite), not with one a network away. Nor with an agent whose graph runs a
+        step's tasks on threads of its own (its config sets `max_concurrency`, e.g.
+        ReWOO's fan-out): their waits would not give the turn up, so every other worker
+        would wait for them.
         """
-        turns = Turns() if take_turns and self.config.concurrency > 1 else None
+        build = load_agent(agent_of(self.config.method)).build_graph
+        fans_out = "max_concurrency" in (build(saver).config or {})
+        turns = Turns() if take_turns and self.config.concurrency > 1 and not fans_out else None
         source = self.source if turns is None else TurnFreeSource(self.source, turns)
         return MethodSettings(
             model=self.model,
-            graph=load_agent(agent_of(self.config.method)).build_graph(
+            graph=build(
                 saver, model=self.model, wiki=source, exemplars=self.prompts.episodes or None
             ),
             context=self.context,

@@ -1,0 +1,124 @@
+"""ReAct against ReWOO on 64 scripted two-hop questions: model calls and time per question.
+
+Every question needs two pages (two hops). The scripted model waits 200 ms per call and
+the source 100 ms per page, as a slow model and a live Wikipedia would. ReAct calls the
+model once per step (Search, Search, Finish: N + 1 = 3 calls); ReWOO plans both Searches
+in one call, runs them at the same time and answers in a second call (2 calls, one round
+of source latency). Both run through the same evaluation harness (`eval --method react`
+and `--method rewoo`), at concurrency 16. Wall times are noisy on a shared machine: the
+call counts are exact.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from table import Row, print_rows
+
+from wikireact import MemorySource, ScriptedChatModel
+from wikireact.eval.harness import EvalConfig
+from wikireact.eval.run import run_eval
+from wikireact.wiki.base import Disambiguation, Page
+
+QUESTIONS = 64
+MODEL_DELAY_S = 0.2
+SOURCE_DELAY_S = 0.1
+CONCURRENCY = 16
+PAGES = {
+    "Scott Derrickson": "Scott Derrickson (born July 16, 1966) is an American director.",
+    "Ed Wood": "Edward Davis Wood Jr. (1924 - 1978) was an American filmmaker.",
+}
+SCRIPTS = {
+    "react": [
+        "Thought: first person.\nAction: Search[Scott Derrickson]",
+        "Thought: second person.\nAction: Search[Ed Wood]",
+        "Thought: both American.\nAction: Finish[yes]",
+    ],
+    "rewoo": [
+        "Plan: first person.\n#E1 = Search[Scott Derrickson]\n"
+        "Plan: second person.\n#E2 = Search[Ed Wood]",
+        "Thought: both American.\nFinish[yes]",
+    ],
+}
+
+
+class SlowSource(MemorySource):
+    """PAGES, each fetch taking `SOURCE_DELAY_S` (as a live source's round trip)."""
+
+    def fetch(self, title: str) -> Page | Disambiguation | None:
+        """Wait, then return the page."""
+        time.sleep(SOURCE_DELAY_S)
+        return super().fetch(title)
+
+
+def measure(method: str, tmp: Path) -> dict[str, float]:
+    """Evaluate the 64 questions with `method`; return its per-question figures."""
+    dataset = tmp / "questions.jsonl"
+    dataset.write_text(
+        "".join(
+            json.dumps({"_id": f"q{i}", "question": f"Two-hop question {i}?", "answer": "yes"})
+            + "\n"
+            for i in range(QUESTIONS)
+        )
+    )
+    config = EvalConfig(
+        dataset=str(dataset),
+        method=method,  # type: ignore[arg-type]
+        model="scripted",
+        wiki="memory",
+        sample_seed=None,
+        concurrency=CONCURRENCY,
+    )
+    start = time.perf_counter()
+    report = run_eval(
+        config,
+        tmp / f"out-{method}",
+        model=ScriptedChatModel(outputs=SCRIPTS[method], delay_s=MODEL_DELAY_S),
+        wiki=SlowSource(PAGES),
+    )
+    wall = time.perf_counter() - start
+    mean = report["metrics"]["mean"]
+    assert mean["em"] == 1.0, mean
+    return {
+        "model calls": mean["model_calls"],
+        "latency s": mean["latency_mean_s"],
+        "input tokens": mean["input_tokens"],
+        "wiki requests": mean["wiki_requests_per_question"],
+        "wall s": wall,
+    }
+
+
+def rows() -> list[Row]:
+    """Return both agents' figures as table rows."""
+    rows: list[Row] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for method in SCRIPTS:
+            figures = measure(method, Path(tmp))
+            expected = 3.0 if method == "react" else 2.0
+            rows += [
+                Row(
+                    f"{method}: model calls per question",
+                    figures["model calls"],
+                    "",
+                    f"== {expected:.0f}",
+                    figures["model calls"] == expected,
+                ),
+                Row(f"{method}: latency per question (mean)", figures["latency s"], "s"),
+                Row(f"{method}: input tokens per question", figures["input tokens"], ""),
+                Row(f"{method}: wiki requests per question", figures["wiki requests"], ""),
+                Row(f"{method}: wall, 64 q, concurrency 16", figures["wall s"], "s"),
+            ]
+    return rows
+
+
+def main() -> int:
+    """Print the figures."""
+    return print_rows(rows())
+
+
+if __name__ == "__main__":
+    sys.exit(main())
