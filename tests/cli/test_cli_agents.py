@@ -76,6 +76,9 @@ def test_resume_uses_the_threads_agent_and_refuses_another(
 ) -> None:
     paused = ask_rewoo(tmp_path, snapshot_db, "--approve", answers="y\n")
     assert paused.exit_code != 0  # the input ended at the second approval
+    shown = flat(paused.output)
+    assert "Thought 2: Find Scott Derrickson's nationality." in shown
+    assert "Proposed action 2: Search[Scott Derrickson]" in shown
     other = runner.invoke(app, ["resume", "rw", "--agent", "react"])
     assert other.exit_code == 2
     assert "thread 'rw' is run by the rewoo agent" in flat(other.output)

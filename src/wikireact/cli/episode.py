@@ -27,11 +27,20 @@ from wikireact.storage.threads import DATABASE_ERRORS, Threads
 from wikireact.wiki.base import WikiSource
 
 
+def _proposed_step(pending: Any) -> int:
+    """Return the number of the step `pending` (a paused state) asks about."""
+    step = pending.interrupts[0].value.get("step")
+    return int(step) if isinstance(step, int) else pending.values.get("steps", 0) + 1
+
+
 def _decide(prompt: ApprovalPrompt, pending: Any) -> Any:
-    """Ask the person at the terminal about the action `pending` (a paused state) proposes."""
-    values = pending.values
-    thought = (values.get("current") or {}).get("thought", "")
-    return prompt.decide(pending.interrupts[0].value, values.get("steps", 0) + 1, thought)
+    """Ask the person at the terminal about the action `pending` (a paused state) proposes.
+
+    The Thought is ReAct's step in progress, or the one the proposal carries (ReWOO's plan step).
+    """
+    proposal = pending.interrupts[0].value
+    thought = (pending.values.get("current") or {}).get("thought") or proposal.get("thought", "")
+    return prompt.decide(proposal, _proposed_step(pending), thought)
 
 
 def _drive(
@@ -62,7 +71,7 @@ def _drive(
         if payload is None:
             pending = graph.get_state(run_config)
             if pending.interrupts and context.approve:
-                thought_shown.add(pending.values.get("steps", 0) + 1)
+                thought_shown.add(_proposed_step(pending))
                 payload = Command(resume=signed(_decide(prompt, pending), reviewer))
         with console.status("Thinking…", spinner="dots") if not quiet else nullcontext():
             for mode, chunk in graph.stream(
