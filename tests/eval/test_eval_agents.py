@@ -132,3 +132,34 @@ def test_questions_wait_for_their_fanned_out_searches_together(
     )
     assert report["metrics"]["mean"]["model_calls"] == 2
     assert source.peak > 2, "only one question's Searches ran at a time"
+
+
+def test_rewoo_exemplars_come_from_the_prompt_file_layout(
+    files: tuple[Path, Path], tmp_path: Path
+) -> None:
+    dataset, snapshot = files
+    model = SpyModel(by_question=SCRIPT)
+    report = snapshot_eval(dataset, snapshot, tmp_path / "own", model, "rewoo", limit=1)
+    assert report["settings"]["prompts_exemplars"] == {"rewoo_simple3": 3}
+    assert report["settings"]["prompts_file"].endswith("rewoo.json")
+    assert "#E1 = Search[Danube]" in model.prompts[0]
+
+    prompts = tmp_path / "prompts.json"
+    mine = (
+        "Question: Who wrote Ulysses?\nPlan: Open the novel's page.\n#E1 = Search[Ulysses (novel)]"
+    )
+    prompts.write_text(json.dumps({"rewoo_mine": mine, "webthink_simple6": "unused"}))
+    model = SpyModel(by_question=SCRIPT)
+    report = snapshot_eval(
+        dataset,
+        snapshot,
+        tmp_path / "file",
+        model,
+        "rewoo",
+        limit=1,
+        prompts=str(prompts),
+        prompts_keys=("rewoo_mine",),
+    )
+    assert report["settings"]["prompts_exemplars"] == {"rewoo_mine": 1}
+    assert "Question: Who wrote Ulysses?" in model.prompts[0]
+    assert "Danube" not in model.prompts[0]

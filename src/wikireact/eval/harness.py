@@ -82,6 +82,7 @@ NEEDS: dict[str, tuple[Need, ...]] = {
     "standard": ("standard",),
     "react-cot-sc": ("react", "cot"),
     "cot-sc-react": ("react", "cot"),
+    "rewoo": ("rewoo",),
 }
 
 
@@ -302,12 +303,18 @@ class PreparedRun:
         """
         build = load_agent(agent_of(self.config.method)).build_graph
         fans_out = "max_concurrency" in (build(saver).config or {})
+        # an agent's own exemplars go to it only when its prompt file gave some
+        extra = {"plan_exemplars": self.prompts.plans} if self.prompts.plans else {}
         turns = Turns() if take_turns and self.config.concurrency > 1 and not fans_out else None
         source = self.source if turns is None else TurnFreeSource(self.source, turns)
         return MethodSettings(
             model=self.model,
             graph=build(
-                saver, model=self.model, wiki=source, exemplars=self.prompts.episodes or None
+                saver,
+                model=self.model,
+                wiki=source,
+                exemplars=self.prompts.episodes or None,
+                **extra,
             ),
             context=self.context,
             sc_samples=self.config.sc_samples,
@@ -328,7 +335,7 @@ def prepare_run(
     items = sample(load_dataset(Path(config.dataset)), config.limit, config.sample_seed)
     prompts = load_prompts(
         Path(config.prompts) if config.prompts else None,
-        NEEDS.get(config.method, ()),  # an agent's own prompts are its own (none read here)
+        NEEDS.get(config.method, ()),
         config.prompts_keys,
     )
     source = wiki or open_source(config.wiki)

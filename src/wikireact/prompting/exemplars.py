@@ -7,10 +7,13 @@ Observation 1: ...\\n...Action 3: Finish[...]\\nQuestion: ...", ...}`. Two kinds
 - episodes (`webthink_*` for ReAct, `webact_*` for Act): `Question:` then numbered
   `Thought N:` / `Action N:` / `Observation N:` lines, ending with `Action N: Finish[...]`;
 - question answering (`cotqa_*` for CoT, `webqa_*` for Standard): `Question:`, an optional
-  `Thought: ... So the answer is X.` and `Answer: X`.
+  `Thought: ... So the answer is X.` and `Answer: X`;
+- plans (`rewoo_*` for ReWOO's planner): `Question:` then the plan, `Plan: ...` lines and
+  `#E<n> = Tool[input]` steps (checked when the planner reads them, as any plan is).
 
-wikireact ships its own exemplars in this layout (`data/prompts.json`, written for this
-project); `--prompts FILE` replaces them, e.g. with the paper's `prompts_naive.json`.
+wikireact ships its own exemplars in this layout (`data/prompts.json`, and ReWOO's in
+`data/rewoo.json`, written for this project); `--prompts FILE` replaces them, e.g. with the
+paper's `prompts_naive.json`.
 """
 
 from __future__ import annotations
@@ -29,12 +32,15 @@ from wikireact.protocols.text import Action, parse_action
 from wikireact.state import Step
 
 DEFAULT_PROMPTS = Path(__file__).parent / "data" / "prompts.json"
-Need = Literal["react", "act", "cot", "standard"]
+DEFAULT_PLAN_PROMPTS = Path(__file__).parent / "data" / "rewoo.json"
+"""ReWOO's own plan exemplars (a file of their own, so ReAct's prompt file and hash stay as they were)."""
+Need = Literal["react", "act", "cot", "standard", "rewoo"]
 DEFAULT_KEYS: dict[Need, tuple[str, ...]] = {
     "react": ("webthink_simple6",),
     "act": ("webact_simple6",),
     "cot": ("cotqa_simple6",),
     "standard": ("webqa_simple6", "cotqa_simple6"),
+    "rewoo": ("rewoo_simple3",),
 }
 _LABEL = re.compile(r"(Question|Thought|Action|Observation|Answer)(?: (\d+))?:(.*)")
 
@@ -79,6 +85,14 @@ class QaExemplar:
 
 
 @dataclass(frozen=True)
+class PlanExemplar:
+    """An example plan for ReWOO's planner: a question and its plan as written."""
+
+    question: str
+    plan: str
+
+
+@dataclass(frozen=True)
 class PromptSet:
     """The exemplars one evaluation uses, with where they came from (for the report)."""
 
@@ -88,6 +102,8 @@ class PromptSet:
     episodes: tuple[EpisodeExemplar, ...] = ()
     qa_key: str | None = None
     qa: tuple[QaExemplar, ...] = ()
+    plan_key: str | None = None
+    plans: tuple[PlanExemplar, ...] = ()
     keys: dict[str, str] = field(default_factory=dict)
 
     def summary(self) -> dict[str, Any]:
@@ -97,6 +113,8 @@ class PromptSet:
             exemplars[self.episode_key] = len(self.episodes)
         if self.qa_key:
             exemplars[self.qa_key] = len(self.qa)
+        if self.plan_key:
+            exemplars[self.plan_key] = len(self.plans)
         return {
             "prompts_file": self.file,
             "prompts_sha256": self.sha256,
@@ -174,6 +192,25 @@ def parse_qa(text: str) -> tuple[QaExemplar, ...]:
     return tuple(QaExemplar(**f) for f in found if f["question"] and f["answer"])
 
 
+def parse_plans(text: str) -> tuple[PlanExemplar, ...]:
+    """Return the example plans of a `rewoo_*` prompt: each question with the lines below it.
+
+    Usable: a question and at least one `#E` step line.
+    """
+    found: list[tuple[str, list[str]]] = []
+    for line in text.replace("\r\n", "\n").split("\n"):
+        stripped = line.strip()
+        if stripped.startswith("Question:"):
+            found.append((stripped.removeprefix("Question:").strip(), []))
+        elif found and stripped:
+            found[-1][1].append(stripped)
+    return tuple(
+        PlanExemplar(question, "\n".join(lines))
+        for question, lines in found
+        if question and any(line.upper().startswith("#E") for line in lines)
+    )
+
+
 def _read(path: Path) -> tuple[dict[str, Any], str]:
     try:
         raw = path.read_bytes()
@@ -194,7 +231,8 @@ def load_prompts(path: Path | None, needs: Iterable[Need], keys: Sequence[str] =
     Each need takes the first of its default keys present in the file, unless one of
     `keys` (named by the user) holds exemplars of its kind (episodes or question answering).
     """
-    file = path or DEFAULT_PROMPTS
+    needs = tuple(needs)
+    file = path or (DEFAULT_PLAN_PROMPTS if "rewoo" in needs else DEFAULT_PROMPTS)
     data, digest = _read(file)
     for key in keys:
         if key not in data:
@@ -203,21 +241,26 @@ def load_prompts(path: Path | None, needs: Iterable[Need], keys: Sequence[str] =
             )
     named_episodes = [k for k in keys if parse_episodes(data[k])]
     named_qa = [k for k in keys if k not in named_episodes and parse_qa(data[k])]
-    unused = [k for k in keys if k not in named_episodes and k not in named_qa]
+    named_plans = [
+        k for k in keys if k not in named_episodes and k not in named_qa and parse_plans(data[k])
+    ]
+    unused = [k for k in keys if k not in named_episodes + named_qa + named_plans]
     if unused:
         raise PromptFileError(f"prompt file {file}: key {unused[0]!r} holds no usable exemplar")
     result: dict[str, Any] = {"file": str(file), "sha256": digest, "keys": {}}
     for need in sorted(set(needs)):
-        episode_need = need in ("react", "act")
-        named = named_episodes if episode_need else named_qa
+        kind = "episodes" if need in ("react", "act") else "plans" if need == "rewoo" else "qa"
+        named = {"episodes": named_episodes, "plans": named_plans, "qa": named_qa}[kind]
         chosen = named[0] if named else next((k for k in DEFAULT_KEYS[need] if k in data), None)
         if chosen is None:
             raise PromptFileError(
                 f"prompt file {file} has no {' or '.join(DEFAULT_KEYS[need])} key for {need}; "
                 f"name one with --prompts-key (it has: {_keys_shown(data)})"
             )
-        if episode_need:
+        if kind == "episodes":
             found: tuple[Any, ...] = parse_episodes(data[chosen])
+        elif kind == "plans":
+            found = parse_plans(data[chosen])
         else:
             found = tuple(q for q in parse_qa(data[chosen]) if need == "standard" or q.thought)
         if not found:
@@ -225,8 +268,10 @@ def load_prompts(path: Path | None, needs: Iterable[Need], keys: Sequence[str] =
                 f"prompt file {file}: key {chosen!r} holds no usable exemplar for {need}"
             )
         result["keys"][need] = chosen
-        if episode_need:
+        if kind == "episodes":
             result |= {"episode_key": chosen, "episodes": found}
+        elif kind == "plans":
+            result |= {"plan_key": chosen, "plans": found}
         else:
             result |= {"qa_key": chosen, "qa": found}
     return PromptSet(**result)
@@ -242,6 +287,12 @@ def _keys_shown(data: dict[str, Any], limit: int = 10) -> str:
 def default_episodes(method: Literal["react", "act"]) -> tuple[EpisodeExemplar, ...]:
     """Return wikireact's own example episodes for `method` (read once per process)."""
     return load_prompts(None, [method]).episodes
+
+
+@functools.cache
+def default_plans() -> tuple[PlanExemplar, ...]:
+    """Return wikireact's own example plans for ReWOO's planner (read once per process)."""
+    return load_prompts(None, ["rewoo"]).plans
 
 
 @functools.cache

@@ -20,7 +20,7 @@ are checked at the door (`wikireact.episode.admission`), like ReAct's.
 from __future__ import annotations
 
 from functools import partial
-from typing import Any, Literal
+from typing import Literal
 
 from langchain_core.language_models import BaseChatModel
 from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -36,7 +36,7 @@ from wikireact.context import Context
 from wikireact.episode.compiled import EpisodeGraph, EpisodeStateGraph
 from wikireact.episode.resources import Resources
 from wikireact.models.registry import load_chat_model
-from wikireact.prompting.exemplars import EpisodeExemplar
+from wikireact.prompting.exemplars import EpisodeExemplar, PlanExemplar
 from wikireact.state import ENDED, InputState
 from wikireact.wiki.base import WikiSource
 from wikireact.wiki.factory import open_source
@@ -69,8 +69,13 @@ def route_schedule(state: RewooState) -> list[Send] | Literal["solve", "__end__"
     return "solve"
 
 
-def make_builder(resources: Resources | None = None) -> EpisodeStateGraph:
-    """Return the uncompiled graph; `resources` fixes the model and/or source instead of `Context`."""
+def make_builder(
+    resources: Resources | None = None, plan_exemplars: tuple[PlanExemplar, ...] | None = None
+) -> EpisodeStateGraph:
+    """Return the uncompiled graph; `resources` fixes the model and/or source instead of `Context`.
+
+    `plan_exemplars`: the planner's example plans (None: wikireact's own).
+    """
     resources = resources or Resources()
     builder = EpisodeStateGraph(
         RewooState,  # type: ignore[arg-type]  # EpisodeStateGraph is typed for ReAct's State
@@ -78,7 +83,7 @@ def make_builder(resources: Resources | None = None) -> EpisodeStateGraph:
         input_schema=InputState,
         output_schema=RewooOutput,
     )
-    builder.add_node("plan", partial(plan, resources=resources))
+    builder.add_node("plan", partial(plan, resources=resources, examples=plan_exemplars))
     builder.add_node("schedule", schedule)
     builder.add_node(
         "work",
@@ -101,7 +106,7 @@ def build_graph(
     wiki: WikiSource | str | None = None,
     interrupt_before: list[str] | None = None,
     exemplars: tuple[EpisodeExemplar, ...] | None = None,
-    **_: Any,
+    plan_exemplars: tuple[PlanExemplar, ...] | None = None,
 ) -> EpisodeGraph:
     """Compile the ReWOO graph (same arguments as `wikireact.graph.build_graph`).
 
@@ -110,14 +115,15 @@ def build_graph(
         model: a LangChain chat model or a `provider:model` string; default: `Context.model`.
         wiki: a `WikiSource` or a source string; default: `Context.wiki`.
         interrupt_before: nodes to pause before (e.g. `["work"]`), for step-through.
-        exemplars: ReAct's few-shot episodes: accepted for the same signature, not used
-            (ReWOO's planner has its own example, `wikireact.agents.rewoo.prompts`).
+        exemplars: ReAct's few-shot episodes: accepted for the same signature, not used.
+        plan_exemplars: the planner's example plans (`--prompts FILE`'s `rewoo_*` key);
+            default: wikireact's own (`wikireact.prompting.exemplars.default_plans`).
     """
     resources = Resources(
         model=load_chat_model(model) if isinstance(model, str) else model,
         wiki=open_source(wiki) if isinstance(wiki, str) else wiki,
     )
-    compiled = make_builder(resources).compile(
+    compiled = make_builder(resources, plan_exemplars).compile(
         checkpointer=checkpointer, interrupt_before=interrupt_before, name=NAME
     )
     return compiled.with_config(max_concurrency=ROUND_WORKERS)

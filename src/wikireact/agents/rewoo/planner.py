@@ -20,6 +20,7 @@ from wikireact.context import Context, validate_question
 from wikireact.episode.resources import DEFAULT_RESOURCES, Resources
 from wikireact.episode.stored_context import episode_context
 from wikireact.nodes.model_call import call_model, reply_text, reply_tokens
+from wikireact.prompting.exemplars import PlanExemplar
 from wikireact.protocols.text import cut_at_observation
 
 MAX_PLANS = 2
@@ -27,15 +28,18 @@ MAX_PLANS = 2
 
 
 def plan(
-    state: RewooState, runtime: Runtime[Context], resources: Resources = DEFAULT_RESOURCES
+    state: RewooState,
+    runtime: Runtime[Context],
+    resources: Resources = DEFAULT_RESOURCES,
+    examples: tuple[PlanExemplar, ...] | None = None,
 ) -> dict[str, Any]:
-    """Ask the model for the plan; record it (or why it cannot run) as a step."""
+    """Ask the model for the plan (shown `examples`: None, wikireact's own); record it as a step."""
     context, kept = episode_context(state, runtime.context)  # type: ignore[arg-type]
     question = validate_question(state.get("question"))
     written = state.get("plans", 0)
     reply = call_model(
         resources.chat_model(context),
-        planner_messages(question, context.max_steps, state.get("plan_error")),
+        planner_messages(question, context.max_steps, state.get("plan_error"), examples),
         index=state.get("model_calls", 0),
         failure="the model did not write the plan",
     )

@@ -1,6 +1,7 @@
 """ReWOO's instructions and exemplars: the planner's (write the whole plan) and the solver's.
 
-The planner sees the tools, one worked example in the paper's form and the question; the
+The planner sees the tools, example plans in the paper's form (wikireact's own,
+`wikireact/prompting/data/rewoo.json`, or a prompt file's `rewoo_*` key) and the question; the
 solver sees the question, the plan with each step's evidence, and must end with
 `Finish[answer]`. An LLM step gets its input (evidence substituted) and the question.
 The last human message of the planner's and the solver's prompt is `Question: ...`, as
@@ -9,7 +10,11 @@ ReAct's is, so per-question scripts find their question.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+
+from wikireact.prompting.exemplars import PlanExemplar, default_plans
 
 PLANNER_INSTRUCTION = """\
 For the question below, make a plan that solves it step by step, before any tool runs. \
@@ -27,15 +32,6 @@ Plan: <why this step>
 #E<n> = <Tool>[<input>]
 Use at most {max_steps} steps. Write only the plan."""
 
-PLANNER_EXAMPLE = """\
-Question: Which magazine was started first, Arthur's Magazine or First for Women?
-Plan: Find out when Arthur's Magazine was started.
-#E1 = Search[Arthur's Magazine]
-Plan: Find out when First for Women was started.
-#E2 = Search[First for Women]
-Plan: Compare the two dates.
-#E3 = LLM[Which was started first, given: #E1 and #E2]"""
-
 REPLAN_NOTE = "Your previous plan could not run: {error} Write a corrected plan."
 
 SOLVER_INSTRUCTION = """\
@@ -48,11 +44,20 @@ LLM_INSTRUCTION = (
 )
 
 
-def planner_messages(question: str, max_steps: int, error: str | None) -> list[BaseMessage]:
-    """Return the planner's prompt; `error` (a re-plan) says why the previous plan failed."""
+def planner_messages(
+    question: str,
+    max_steps: int,
+    error: str | None,
+    examples: Sequence[PlanExemplar] | None = None,
+) -> list[BaseMessage]:
+    """Return the planner's prompt; `error` (a re-plan) says why the previous plan failed.
+
+    `examples`: the example plans (None: wikireact's own).
+    """
+    shown = "\n".join(f"Question: {e.question}\n{e.plan}" for e in (examples or default_plans()))
     messages: list[BaseMessage] = [
         SystemMessage(PLANNER_INSTRUCTION.format(max_steps=max_steps)),
-        HumanMessage(f"Example:\n{PLANNER_EXAMPLE}"),
+        HumanMessage(f"Examples:\n{shown}"),
     ]
     if error:
         messages.append(HumanMessage(REPLAN_NOTE.format(error=error)))
