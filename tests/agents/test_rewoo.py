@@ -305,3 +305,29 @@ def test_an_outage_in_one_branch_resumes_without_repeating_the_other(
         "executed",
         "finish",
     ]
+
+
+def test_an_edited_step_counts_as_the_reviewers_action_for_the_repetition_rule() -> None:
+    plan = (
+        "Plan: a.\n#E1 = Search[Ed Wood]\n"
+        "Plan: b.\n#E2 = LLM[Name the person in #E1]\n"
+        "Plan: c.\n#E3 = Search[#E2]\n"
+        "Plan: d.\n#E4 = Search[Ed Wood]"
+    )
+    model = SpyModel(outputs=[plan, "Scott Derrickson", ANSWER])
+    wiki = MemorySource(PAGES)
+    graph = build_graph(InMemorySaver(), model=model, wiki=wiki)
+    config = thread("edit")
+    paused = graph.invoke({"question": QUESTION}, config, context={"approve": True})
+    proposed = []
+    while paused.get("__interrupt__"):
+        proposed.append(paused["__interrupt__"][0].value["proposed_action"])
+        first = len(proposed) == 1
+        decision = {"action": "Search[Scott Derrickson]"} if first else True
+        paused = graph.invoke(Command(resume=decision), config)
+    # #E3 = Search[Scott Derrickson] repeats the edited #E1: not run, not put to the reviewer;
+    # #E4 = Search[Ed Wood] was never run, so it runs
+    assert proposed == ["Search[Ed Wood]", "Search[Ed Wood]"]
+    kinds = {s["raw"][:3]: s["kind"] for s in paused["trajectory"] if s["raw"].startswith("#E")}
+    assert kinds == {"#E1": "executed", "#E2": "executed", "#E3": "repeat", "#E4": "executed"}
+    assert paused["evidence"]["#E4"].startswith("Edward Davis Wood Jr.")

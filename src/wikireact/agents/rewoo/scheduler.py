@@ -74,6 +74,7 @@ class Board:
     def record(self, step: PlannedStep, result: StepResult, recorder: Recorder) -> None:
         """Record a finished step: its evidence, its page or cursors, and its trajectory entry."""
         name = name_of(step["number"])
+        self._rekey(step["number"], result)
         self.evidence[name] = result["evidence"]
         self.recorded.append(step["number"])
         title = result["page_title"]
@@ -97,6 +98,16 @@ class Board:
             ended_at=result["ended_at"],
             approval=result["approval"],
         )
+
+    def _rekey(self, number: int, result: StepResult) -> None:
+        """Count an edited step under the reviewer's action (its key), not the planned one."""
+        key = result["state_key"]
+        if result["kind"] != "executed" or key is None or number in self.proposals.get(key, []):
+            return
+        for numbers in self.proposals.values():
+            if number in numbers:
+                numbers.remove(number)
+        self.proposals[key] = [*self.proposals.get(key, []), number]
 
 
 def schedule(state: RewooState, runtime: Runtime[Context]) -> dict[str, Any]:

@@ -29,7 +29,9 @@ from wikireact.errors import WikiOutageError
 from wikireact.nodes.model_call import call_model, reply_text, reply_tokens
 from wikireact.prompting.react import sanitize_observation
 from wikireact.protocols.text import Action
+from wikireact.state import ActionDict, State
 from wikireact.wiki.environment import lookup, search, truncate
+from wikireact.wiki.repetition import state_key
 
 
 class WorkerInput(TypedDict):
@@ -62,8 +64,9 @@ def work(
                 f"tool ({action.name}), so it was not run."
             )
             return {"results": {name: {**result, "kind": "rejected", "evidence": observation}}}
-        action = verdict.action
-        result["action"] = str(action)
+        if verdict.action != action:  # the reviewer's action is the one the rule counts
+            action = verdict.action
+            result |= {"action": str(action), "state_key": edited_key(task, action)}
     return {"results": {name: _execute(task, action, context, resources, result)}}
 
 
@@ -135,6 +138,15 @@ def _blank(action: str, key: str | None, cursors: dict[str, int]) -> StepResult:
         started_at=None,
         ended_at=None,
         approval=None,
+    )
+
+
+def edited_key(task: Task, action: Action) -> str | None:
+    """Return the state key of the reviewer's replacement, in the step's environment state."""
+    page = {"page_title": task.get("page_title"), "lookup_cursors": task.get("cursors") or {}}
+    return state_key(
+        ActionDict(name=action.name, argument=action.argument),
+        State(**page, page_key=None),  # type: ignore[typeddict-item]
     )
 
 
