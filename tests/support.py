@@ -83,6 +83,50 @@ EVAL_SCRIPT: list[ScriptOutput] = [
 ]
 """One episode per question: an invalid step, a repeat, then the same answer for every question."""
 
+FEVER_PAGES = {
+    "Nikolaj Coster-Waldau": (
+        "Nikolaj William Coster-Waldau (born 27 July 1970) is a Danish actor and producer. "
+        "He played Jaime Lannister in the HBO series Game of Thrones. "
+        "He played a detective in the Fox television series New Amsterdam (2008). "
+        "He appeared in the 2009 Fox television film Virtuality."
+    ),
+    "Stranger Things": (
+        "Stranger Things is an American science fiction horror television series. "
+        "It is set in the fictional town of Hawkins, Indiana, in the 1980s."
+    ),
+}
+"""Pages for FEVER claims (written for the tests)."""
+CLAIM = "Nikolaj Coster-Waldau worked with the Fox Broadcasting Company."
+FEVER_RUN: list[ScriptOutput] = [
+    "Thought 1: I search him.\nAction 1: Search[Nikolaj Coster-Waldau]",
+    "Thought 2: Fox films: supported.\nAction 2: Finish[supported]",
+]
+"""A FEVER episode for CLAIM that finishes with a label in another form (`supported`)."""
+FEVER_DATA = [
+    {
+        "id": 75397,
+        "verifiable": "VERIFIABLE",
+        "label": "SUPPORTS",
+        "claim": CLAIM,
+        "evidence": [[[92206, 104971, "Nikolaj_Coster-Waldau", 7]]],
+    },
+    {
+        "id": 150448,
+        "verifiable": "VERIFIABLE",
+        "label": "REFUTES",
+        "claim": "Stranger Things is set in Bloomington, Indiana.",
+        "evidence": [[[174271, 187498, "Stranger_Things", 1]]],
+    },
+    {
+        "id": 214861,
+        "verifiable": "NOT VERIFIABLE",
+        "label": "NOT ENOUGH INFO",
+        "claim": "Nikolaj Coster-Waldau likes sailing.",
+        "evidence": [[[255136, None, None, None]]],
+    },
+]
+"""Three claims over FEVER_PAGES in FEVER's JSON-lines form (one of each label)."""
+
 MANY_PAGES = {
     f"Page {i}": " ".join(f"Sentence {j} of page {i} is about topic{j % 9}." for j in range(30))
     for i in range(200)

@@ -31,6 +31,9 @@ SUPERSTEPS_PER_STEP = 4
 RECURSION_LIMIT = SUPERSTEPS_PER_STEP * MAX_STEPS + 10
 """LangGraph supersteps an invocation may take: at most 4 per step (reason, parse, act, observe)."""
 PROTOCOLS = ("text", "tools")
+Task = Literal["hotpotqa", "fever"]
+"""What an episode does: answer a HotpotQA-style question, or label a FEVER claim."""
+TASKS: tuple[Task, ...] = ("hotpotqa", "fever")
 LOCAL_HAS_NO_TOOLS = (
     "the local model (Gemma 3 270M) has no tool calling; use --protocol text with it, "
     "or a model that calls tools (e.g. groq:qwen/qwen3.6-27b)"
@@ -170,6 +173,15 @@ class Context:
         },
     )
 
+    task: Task = field(
+        default_factory=lambda: _env("WIKIREACT_TASK", "hotpotqa"),  # type: ignore[arg-type, return-value]
+        metadata={
+            "json_schema_extra": _shows_default("task"),
+            "description": "hotpotqa: answer the question with a short phrase; fever: the input "
+            "is a claim, and Finish takes one of SUPPORTS, REFUTES, NOT ENOUGH INFO. "
+            "Env: WIKIREACT_TASK.",
+        },
+    )
     protocol: Literal["text", "tools"] = field(
         default_factory=lambda: _env("WIKIREACT_PROTOCOL", "text"),  # type: ignore[arg-type, return-value]
         metadata={
@@ -198,6 +210,8 @@ class Context:
             raise ValueError(f"max_steps must be at most {MAX_STEPS}, got {self.max_steps}")
         if self.method not in ("react", "act"):
             raise ValueError(f"method must be react or act, got {self.method!r}")
+        if self.task not in TASKS:
+            raise ValueError(f"task must be hotpotqa or fever, got {self.task!r}")
         if self.protocol not in PROTOCOLS:
             raise ValueError(f"protocol must be text or tools, got {self.protocol!r}")
         if self.protocol == "tools" and self.model.strip().split(":")[0] == "local":

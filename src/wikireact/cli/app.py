@@ -32,6 +32,7 @@ from wikireact.cli.options import (
     ResumeWikiOpt,
     ReviewerOpt,
     StepsOpt,
+    TaskOpt,
     WikiOpt,
 )
 from wikireact.cli.studio import studio_command
@@ -93,7 +94,9 @@ def ask(
     question: Annotated[
         str,
         typer.Argument(
-            metavar="QUESTION", help="The question (at most 2,000 characters).", show_default=False
+            metavar="QUESTION",
+            help="The question, or with --task fever the claim (at most 2,000 characters).",
+            show_default=False,
         ),
     ],
     model: ModelOpt = None,
@@ -116,8 +119,9 @@ def ask(
     protocol: ProtocolOpt = None,
     reviewer: ReviewerOpt = None,
     agent: AgentOpt = "react",
+    task: TaskOpt = None,
 ) -> None:
-    """Answer QUESTION, showing each Thought, Action and Observation."""
+    """Answer QUESTION (or label a claim), showing each Thought, Action and Observation."""
     import uuid
     from contextlib import closing
 
@@ -136,7 +140,13 @@ def ask(
     if offline:
         model, wiki = model or "local", wiki or "offline"
     context = run_context(
-        {}, model=model, wiki=wiki, max_steps=max_steps, approve=approve, protocol=protocol
+        {},
+        model=model,
+        wiki=wiki,
+        max_steps=max_steps,
+        approve=approve,
+        protocol=protocol,
+        task=task,
     )
     resources, chat_model = run_model(context, model_cache)
     thread_id = thread_id or uuid.uuid4().hex[:12]

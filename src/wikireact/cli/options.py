@@ -90,6 +90,15 @@ ProtocolOpt = Annotated[
         help="text: Thought/Action lines (any model); tools: native tool calls (models with tool calling)",
     ),
 ]
+TaskOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--task",
+        metavar="hotpotqa|fever",
+        show_default="env WIKIREACT_TASK, else hotpotqa",
+        help="hotpotqa: answer a question; fever: label a claim SUPPORTS, REFUTES or NOT ENOUGH INFO",
+    ),
+]
 ReviewerOpt = Annotated[
     str | None,
     typer.Option(

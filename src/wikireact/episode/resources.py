@@ -59,5 +59,5 @@ def resolve_resources(context: Context, *, key_optional: bool = False) -> Resour
             raise
         model = None
     if model is not None and context.protocol == "tools":
-        bind_protocol_tools(model)
+        bind_protocol_tools(model, context.task)
     return Resources(model=model, wiki=wiki)

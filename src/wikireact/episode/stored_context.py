@@ -8,8 +8,8 @@ the same names):
 
 - `APPLIED` fields are taken and kept from then on, as the CLI's `resume --max-steps`,
   `--approve`, `--model` and `--wiki` do: they steer the steps still to come.
-- `FIXED` fields define what the episode's steps mean (the protocol and method shape the
-  history the model reads; the repetition limit and observation cap are its rules): a
+- `FIXED` fields define what the episode's steps mean (the protocol, method and task shape
+  the history the model reads; the repetition limit and observation cap are its rules): a
   different value is refused with one line, and nothing runs. Start a new thread instead.
 """
 
@@ -25,7 +25,7 @@ from wikireact.state import State
 
 APPLIED = frozenset({"model", "wiki", "max_steps", "approve"})
 """Fields a later run may change: the new value steers the remaining steps."""
-FIXED = frozenset({"protocol", "method", "repetition_limit", "observation_cap"})
+FIXED = frozenset({"protocol", "method", "task", "repetition_limit", "observation_cap"})
 """Fields an episode keeps from its start: a run giving another value is refused."""
 EPISODE_START: dict[str, Any] = {
     "status": "running",

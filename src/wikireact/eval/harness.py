@@ -40,6 +40,7 @@ from wikireact.context import (
     DEFAULT_REPETITION_LIMIT,
     NUMBER_FIELDS,
     Context,
+    Task,
     least,
 )
 from wikireact.errors import EvalError, JsonTextError, ThreadBusyError
@@ -111,6 +112,8 @@ class EvalConfig:
     """A SQLite model cache that records and replays every model call."""
     protocol: ProtocolName = "text"
     """How ReAct/Act episodes state actions: text lines or native tool calls."""
+    task: Task = "hotpotqa"
+    """hotpotqa: questions and short answers; fever: claims and their three labels."""
 
     def __post_init__(self) -> None:
         """Reject numbers that mean nothing, with a one-line reason."""
@@ -149,6 +152,7 @@ class EvalConfig:
             "approve": False,
             "method": "act" if self.method == "act" else "react",
             "protocol": self.protocol,
+            "task": self.task,
         }
         unset = sorted({f.name for f in fields(Context)} - values.keys())
         if unset:  # a new Context field must be decided here, not read from the environment
@@ -249,6 +253,7 @@ def _prepare_out(out: Path, settings: dict[str, Any], resume: bool) -> None:
             raise EvalError(f"cannot resume {out}: {SETTINGS} is unreadable ({exc})") from None
         if not isinstance(previous, dict):
             raise EvalError(f"cannot resume {out}: {SETTINGS} is not a JSON object")
+        previous.setdefault("task", "hotpotqa")  # runs recorded before FEVER were HotpotQA's
         changed = sorted(
             k
             for k in previous.keys() | settings.keys()

@@ -8,7 +8,7 @@ that metadata (e.g. outside the graph) use an internal counter.
 A script can also hold one list of outputs per question, `{question_id: [outputs], ...}`:
 a call uses the list of its question's id (run metadata `wikireact_question_id`, set by
 the evaluation), else the list keyed by the question's text (its last `Question: ...`
-message), so each question of a scripted evaluation gets its own trajectory.
+or `Claim: ...` message), so each question of a scripted evaluation gets its own trajectory.
 
 An output is the model's text, or (tools protocol) a tool call such as
 `{"tool": "search", "args": {"title": "Ed Wood"}, "content": "thought"}`, several as
@@ -149,9 +149,9 @@ class ScriptedChatModel(BaseChatModel):
             return self.by_question[str(question_id)]
         asked = next(
             (
-                str(m.content).removeprefix("Question: ")
+                str(m.content).split(": ", 1)[1]
                 for m in reversed(messages)
-                if m.type == "human" and str(m.content).startswith("Question: ")
+                if m.type == "human" and str(m.content).startswith(("Question: ", "Claim: "))
             ),
             None,
         )

@@ -26,7 +26,8 @@ from wikireact.episode.resources import DEFAULT_RESOURCES, Resources
 from wikireact.episode.stored_context import episode_context
 from wikireact.errors import WikiOutageError
 from wikireact.prompting.react import sanitize_observation
-from wikireact.protocols.text import Action
+from wikireact.protocols.labels import as_verdict
+from wikireact.protocols.text import Action, FormatError
 from wikireact.state import ActionDict, CurrentStep, State
 from wikireact.wiki.environment import lookup, search, truncate
 from wikireact.wiki.repetition import state_key
@@ -74,6 +75,14 @@ def _run(
             edited |= CurrentStep(
                 action=new, action_text=str(action), format_error=None, state_key=key
             )
+        if action.name == "Finish" and context.task == "fever":  # a reviewer's label, normalised
+            checked = as_verdict(action)
+            if isinstance(checked, FormatError):
+                edited |= CurrentStep(action=None, format_error=checked.message, state_key=None)
+                return {"current": CurrentStep(**edited, kind="invalid", wiki_requests=0)}
+            action = checked
+            edited["action"] = ActionDict(name="Finish", argument=action.argument)
+            edited["action_text"] = str(action)
         if action.name == "Finish":
             return {
                 "current": CurrentStep(**edited, kind="finish", observation="", wiki_requests=0)

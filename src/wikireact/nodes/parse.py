@@ -6,7 +6,9 @@ the call being the thought. Classification is the same for both.
 
 The step is `invalid` (format error), `finish`, `repeat` (the same action in the same
 environment state as an earlier step, see `wikireact.wiki.repetition`), or left for `act`
-to execute (kind None). Never raises.
+to execute (kind None). Under `task="fever"` a Finish must name one of the three labels:
+its argument is normalised (`supported` -> `SUPPORTS`), and anything else is an `invalid`
+step saying what the labels are (the episode goes on). Never raises.
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ from langgraph.runtime import Runtime
 
 from wikireact.context import Context
 from wikireact.episode.stored_context import episode_context
-from wikireact.protocols.text import Action, parse_output
+from wikireact.protocols.labels import as_verdict
+from wikireact.protocols.text import Action, ParsedOutput, parse_output
 from wikireact.protocols.tools import parse_tool_calls
 from wikireact.state import ActionDict, CurrentStep, State, StepKind
 from wikireact.wiki.repetition import earlier_step, state_key
@@ -31,6 +34,8 @@ def parse(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         parsed = parse_tool_calls(current.get("raw", ""), current.get("calls") or [])
     else:
         parsed = parse_output(current.get("raw", ""), require_thought=False)
+    if context.task == "fever":
+        parsed = ParsedOutput(parsed.thought, as_verdict(parsed.result))
     thought = parsed.thought if context.method == "react" else ""
     if not isinstance(parsed.result, Action):
         return {

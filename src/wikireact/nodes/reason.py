@@ -26,7 +26,7 @@ __all__ = ["ModelCallError", "reason"]
 def reason(
     state: State, runtime: Runtime[Context], resources: Resources = DEFAULT_RESOURCES
 ) -> dict[str, Any]:
-    """Build the prompt (in the model's variant) from the question and history; call the model.
+    """Build the prompt (in the model's variant and task) from the question and history; call the model.
 
     Stops at the next `Observation` and also cuts any observation the model wrote anyway,
     so a made-up observation never enters the history. In the tools protocol the three
@@ -40,12 +40,19 @@ def reason(
     model = resources.chat_model(context)
     tools = context.protocol == "tools"
     if tools:
-        messages = build_tool_messages(question, history, context.method, resources.exemplars)
+        messages = build_tool_messages(
+            question, history, context.method, resources.exemplars, context.task
+        )
     else:
         messages = build_prompt(
-            prompt_variant(model), question, history, context.method, resources.exemplars
+            prompt_variant(model),
+            question,
+            history,
+            context.method,
+            resources.exemplars,
+            context.task,
         )
-    runnable = bind_protocol_tools(model) if tools else model
+    runnable = bind_protocol_tools(model, context.task) if tools else model
     reply = call_model(
         runnable,
         messages,

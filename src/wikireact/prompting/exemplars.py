@@ -4,16 +4,17 @@ A prompt file is a JSON object whose values are whole few-shot prompts, for exam
 `{"webthink_simple6": "Question: ...\\nThought 1: ...\\nAction 1: Search[...]\\n
 Observation 1: ...\\n...Action 3: Finish[...]\\nQuestion: ...", ...}`. Two kinds of value:
 
-- episodes (`webthink_*` for ReAct, `webact_*` for Act): `Question:` then numbered
+- episodes (`webthink_*` for ReAct, `webact_*` for Act): `Question:` (FEVER: `Claim:`) then numbered
   `Thought N:` / `Action N:` / `Observation N:` lines, ending with `Action N: Finish[...]`;
 - question answering (`cotqa_*` for CoT, `webqa_*` for Standard): `Question:`, an optional
   `Thought: ... So the answer is X.` and `Answer: X`;
 - plans (`rewoo_*` for ReWOO's planner): `Question:` then the plan, `Plan: ...` lines and
   `#E<n> = Tool[input]` steps (checked when the planner reads them, as any plan is).
 
-wikireact ships its own exemplars in this layout (`data/prompts.json`, and ReWOO's in
-`data/rewoo.json`, written for this project); `--prompts FILE` replaces them, e.g. with the
-paper's `prompts_naive.json`.
+wikireact ships its own exemplars in this layout, written for this project: `data/prompts.json`
+(HotpotQA, keys `*_simple6`), `data/fever.json` (FEVER, keys `*_simple3`, as the paper's
+`fever.json`) and `data/rewoo.json` (ReWOO's plans); `--prompts FILE` replaces them, e.g.
+with the paper's `prompts_naive.json` or `fever.json`.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from wikireact._json_text import parse_json
+from wikireact.context import Task
 from wikireact.errors import JsonTextError, PromptFileError
 from wikireact.protocols.text import Action, parse_action
 from wikireact.state import Step
@@ -34,6 +36,9 @@ from wikireact.state import Step
 DEFAULT_PROMPTS = Path(__file__).parent / "data" / "prompts.json"
 DEFAULT_PLAN_PROMPTS = Path(__file__).parent / "data" / "rewoo.json"
 """ReWOO's own plan exemplars (a file of their own, so ReAct's prompt file and hash stay as they were)."""
+FEVER_PROMPTS = Path(__file__).parent / "data" / "fever.json"
+TASK_PROMPTS: dict[Task, Path] = {"hotpotqa": DEFAULT_PROMPTS, "fever": FEVER_PROMPTS}
+"""wikireact's own exemplars for each task."""
 Need = Literal["react", "act", "cot", "standard", "rewoo"]
 DEFAULT_KEYS: dict[Need, tuple[str, ...]] = {
     "react": ("webthink_simple6",),
@@ -42,7 +47,15 @@ DEFAULT_KEYS: dict[Need, tuple[str, ...]] = {
     "standard": ("webqa_simple6", "cotqa_simple6"),
     "rewoo": ("rewoo_simple3",),
 }
-_LABEL = re.compile(r"(Question|Thought|Action|Observation|Answer)(?: (\d+))?:(.*)")
+FEVER_KEYS: dict[Need, tuple[str, ...]] = {
+    "react": ("webthink_simple3",),
+    "act": ("webact_simple3",),
+    "cot": ("cotqa_simple3",),
+    "standard": ("webqa_simple3", "cotqa_simple3"),
+}
+"""The keys of the paper's `fever.json` (and of wikireact's own FEVER file)."""
+TASK_KEYS: dict[Task, dict[Need, tuple[str, ...]]] = {"hotpotqa": DEFAULT_KEYS, "fever": FEVER_KEYS}
+_LABEL = re.compile(r"(Question|Claim|Thought|Action|Observation|Answer)(?: (\d+))?:(.*)")
 
 
 @dataclass(frozen=True)
@@ -128,8 +141,9 @@ def _labelled(text: str) -> Iterable[tuple[str | None, str]]:
         if not line.strip():
             continue
         match = _LABEL.match(line.strip())
-        if match:
-            yield match.group(1), match.group(3).strip()
+        if match:  # a FEVER claim stands where a question stands
+            label = "Question" if match.group(1) == "Claim" else match.group(1)
+            yield label, match.group(3).strip()
         else:
             yield None, line.strip()
 
@@ -225,14 +239,18 @@ def _read(path: Path) -> tuple[dict[str, Any], str]:
     return data, hashlib.sha256(raw).hexdigest()
 
 
-def load_prompts(path: Path | None, needs: Iterable[Need], keys: Sequence[str] = ()) -> PromptSet:
-    """Read the exemplars for `needs` from `path` (default: wikireact's own file).
+def load_prompts(
+    path: Path | None, needs: Iterable[Need], keys: Sequence[str] = (), task: Task = "hotpotqa"
+) -> PromptSet:
+    """Read the exemplars for `needs` from `path` (default: wikireact's own file for `task`).
 
-    Each need takes the first of its default keys present in the file, unless one of
-    `keys` (named by the user) holds exemplars of its kind (episodes or question answering).
+    Each need takes the first of its default keys for `task` present in the file, unless
+    one of `keys` (named by the user) holds exemplars of its kind (episodes or question
+    answering).
     """
     needs = tuple(needs)
-    file = path or (DEFAULT_PLAN_PROMPTS if "rewoo" in needs else DEFAULT_PROMPTS)
+    file = path or (DEFAULT_PLAN_PROMPTS if "rewoo" in needs else TASK_PROMPTS[task])
+    default_keys = TASK_KEYS[task]
     data, digest = _read(file)
     for key in keys:
         if key not in data:
@@ -251,10 +269,11 @@ def load_prompts(path: Path | None, needs: Iterable[Need], keys: Sequence[str] =
     for need in sorted(set(needs)):
         kind = "episodes" if need in ("react", "act") else "plans" if need == "rewoo" else "qa"
         named = {"episodes": named_episodes, "plans": named_plans, "qa": named_qa}[kind]
-        chosen = named[0] if named else next((k for k in DEFAULT_KEYS[need] if k in data), None)
+        need_keys = default_keys.get(need, DEFAULT_KEYS[need])  # ReWOO: one plan file
+        chosen = named[0] if named else next((k for k in need_keys if k in data), None)
         if chosen is None:
             raise PromptFileError(
-                f"prompt file {file} has no {' or '.join(DEFAULT_KEYS[need])} key for {need}; "
+                f"prompt file {file} has no {' or '.join(need_keys)} key for {need}; "
                 f"name one with --prompts-key (it has: {_keys_shown(data)})"
             )
         if kind == "episodes":
@@ -284,9 +303,11 @@ def _keys_shown(data: dict[str, Any], limit: int = 10) -> str:
 
 
 @functools.cache
-def default_episodes(method: Literal["react", "act"]) -> tuple[EpisodeExemplar, ...]:
-    """Return wikireact's own example episodes for `method` (read once per process)."""
-    return load_prompts(None, [method]).episodes
+def default_episodes(
+    method: Literal["react", "act"], task: Task = "hotpotqa"
+) -> tuple[EpisodeExemplar, ...]:
+    """Return wikireact's own example episodes for `method` and `task` (read once per process)."""
+    return load_prompts(None, [method], task=task).episodes
 
 
 @functools.cache
@@ -296,6 +317,6 @@ def default_plans() -> tuple[PlanExemplar, ...]:
 
 
 @functools.cache
-def default_qa(need: Literal["cot", "standard"]) -> tuple[QaExemplar, ...]:
-    """Return wikireact's own Standard/CoT examples (read once per process)."""
-    return load_prompts(None, [need]).qa
+def default_qa(need: Literal["cot", "standard"], task: Task = "hotpotqa") -> tuple[QaExemplar, ...]:
+    """Return wikireact's own Standard/CoT examples for `task` (read once per process)."""
+    return load_prompts(None, [need], task=task).qa

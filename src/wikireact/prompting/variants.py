@@ -11,13 +11,14 @@ from typing import Literal
 
 from langchain_core.messages import BaseMessage
 
+from wikireact.context import Task
 from wikireact.prompting.exemplars import EpisodeExemplar
 from wikireact.prompting.react import build_messages as default_messages
 from wikireact.prompting.small_model import build_messages as small_model_messages
 from wikireact.state import Step
 
 PromptBuilder = Callable[
-    [str, Sequence[Step], Literal["react", "act"], "tuple[EpisodeExemplar, ...] | None"],
+    [str, Sequence[Step], Literal["react", "act"], "tuple[EpisodeExemplar, ...] | None", Task],
     list[BaseMessage],
 ]
 PROMPT_VARIANTS: dict[str, PromptBuilder] = {
@@ -33,9 +34,10 @@ def build_prompt(
     history: Sequence[Step],
     method: Literal["react", "act"],
     exemplars: tuple[EpisodeExemplar, ...] | None = None,
+    task: Task = "hotpotqa",
 ) -> list[BaseMessage]:
     """Return the text-protocol messages for the next step in `variant` (`default`, `small`).
 
-    `exemplars` (from a prompt file) replace the variant's own few-shot episodes.
+    `exemplars` (from a prompt file) replace the variant's own few-shot episodes for `task`.
     """
-    return PROMPT_VARIANTS[variant](question, history, method, exemplars)
+    return PROMPT_VARIANTS[variant](question, history, method, exemplars, task)

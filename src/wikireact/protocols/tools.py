@@ -19,6 +19,7 @@ from typing import Any
 from langchain_core.messages import AIMessage
 from typing_extensions import TypedDict
 
+from wikireact.protocols.labels import LABELS, LABELS_SHOWN
 from wikireact.protocols.text import (
     Action,
     ActionName,
@@ -87,6 +88,33 @@ TOOLS: list[dict[str, Any]] = [
     for name, (_, argument) in TOOL_VERBS.items()
 ]
 """The three tools in OpenAI function format (what `bind_tools` sends)."""
+FEVER_FINISH_DESCRIPTION = (
+    f"Give the verdict on the claim, exactly one of {LABELS_SHOWN}, and end the task."
+)
+FEVER_TOOLS: list[dict[str, Any]] = [
+    *TOOLS[:2],
+    {
+        "type": "function",
+        "function": {
+            "name": "finish",
+            "description": FEVER_FINISH_DESCRIPTION,
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "answer": {
+                        "type": "string",
+                        "enum": list(LABELS),
+                        "description": "the label: SUPPORTS, REFUTES or NOT ENOUGH INFO",
+                    }
+                },
+                "required": ["answer"],
+                "additionalProperties": False,
+            },
+        },
+    },
+]
+"""The tools under `task="fever"`: finish takes one of the three labels (an enum)."""
+TASK_TOOLS: dict[str, list[dict[str, Any]]] = {"hotpotqa": TOOLS, "fever": FEVER_TOOLS}
 MAX_ARGUMENT_DEPTH = 20
 """Lists and objects in a tool call's arguments nested deeper than this are cut (see `storable_args`)."""
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1

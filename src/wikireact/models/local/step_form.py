@@ -13,6 +13,8 @@ import ast
 import re
 from typing import Any
 
+from wikireact.protocols.labels import LABELS
+
 Turn = dict[str, str]
 OBSERVATION_OPENING = "The Observation says "
 """How a thought after page text begins, as in every exemplar: the model then restates what
@@ -23,6 +25,8 @@ _ACTION_LINE = re.compile(r"^Action \d+: ", re.MULTILINE)
 _FENCED = re.compile(r"«([^«»]*)»")
 _SEARCHED = re.compile(r"^Action \d+: Search\[([^\n\]]+)\]", re.MULTILINE)
 _MISSED = re.compile(r"«Could not find .*? Similar: (\[.*\])\.»", re.DOTALL)
+_INPUT_LABELS = ("Question:", "Claim:")
+"""How an episode's input turn starts: a HotpotQA question, or a FEVER claim."""
 
 
 def step_form(
@@ -44,7 +48,21 @@ def step_form(
         "not_searches": blocked,
         "suggested_searches": suggested,
         "thought_opening": OBSERVATION_OPENING if observation_opening and _has_page(turns) else "",
+        "labels": LABELS if is_claim(turns) else (),
     }
+
+
+def is_claim(turns: list[Turn]) -> bool:
+    """Whether the episode checks a FEVER claim (its input turn says `Claim:`): Finish takes a label."""
+    asked = _question_turn(turns)
+    return asked is not None and _input_label(turns[asked]["content"]) == "Claim:"
+
+
+def _input_label(content: str) -> str | None:
+    """Return the label of the last input line in a user turn (`Question:`/`Claim:`), if any."""
+    found = [(content.rfind(label), label) for label in _INPUT_LABELS]
+    at, label = max(found)
+    return label if at == 0 or (at > 0 and content[at - 1] == "\n") else None
 
 
 def _has_page(turns: list[Turn]) -> bool:
@@ -70,7 +88,10 @@ def wants_thought(turns: list[Turn]) -> bool:
 def question(turns: list[Turn]) -> str:
     """Return the episode's question ("" when there is none)."""
     asked = _question_turn(turns)
-    return "" if asked is None else turns[asked]["content"].rpartition("Question:")[2].strip()
+    if asked is None:
+        return ""
+    content = turns[asked]["content"]
+    return content.rpartition(_input_label(content) or "Question:")[2].strip()
 
 
 def observations(turns: list[Turn]) -> tuple[str, ...]:
@@ -128,7 +149,7 @@ def _question_turn(turns: list[Turn]) -> int | None:
         i
         for i, t in enumerate(turns)
         if t["role"] == "user"
-        and (t["content"].startswith("Question:") or "\n\nQuestion:" in t["content"])
+        and (t["content"].startswith(_INPUT_LABELS) or "\n\nQuestion:" in t["content"])
     ]
     return asked[-1] if asked else None
 

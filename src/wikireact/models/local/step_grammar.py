@@ -46,6 +46,7 @@ def step_grammar(
     thought_opening: str = "",
     part: Literal["step", "thought", "action"] = "step",
     thought: str = "",
+    labels: Sequence[str] = (),
 ) -> str:
     """Return the GBNF text of one step: a thought (required or optional) and one action.
 
@@ -57,14 +58,18 @@ def step_grammar(
     A Search cannot start with any of `not_searches` (a title searched already, or that
     title with more text glued on), except the `suggested_searches`. A thought begins with
     `thought_opening`. `part` asks for only the thought line, or only the
-    action after a `thought` already written (whose runs then narrow the answer).
+    action after a `thought` already written (whose runs then narrow the answer). With
+    `labels` (FEVER), a Finish argument is exactly one of them, and the other answer rules
+    do not apply.
     """
     root = "root ::= thought action" if require_thought else "root ::= thought? action"
     if part != "step":
         root = f"root ::= {part}"
     numbered = f'number ::= "{number}"' if number is not None else "number ::= [1-9] [0-9]?"
-    if observations is None:
-        answer: str | None = _excluding("answer", not_answers)
+    if labels:
+        answer: str | None = "answer ::= " + " | ".join(gbnf_literal(x) for x in labels) + "\n"
+    elif observations is None:
+        answer = _excluding("answer", not_answers)
     else:
         answer = answer_rules(observations, not_answers, question=question, thought=thought)
     action = _ACTION + (_FINISH if answer else "")  # no Finish while there is nothing to answer
