@@ -125,7 +125,9 @@ def eval_command(
     dataset: Annotated[
         Path,
         typer.Argument(
-            metavar="DATASET", help="HotpotQA-style .json or .jsonl questions", show_default=False
+            metavar="DATASET",
+            help="HotpotQA-style .json or .jsonl questions; with --task fever, FEVER .jsonl claims",
+            show_default=False,
         ),
     ],
     method: Annotated[
@@ -135,7 +137,11 @@ def eval_command(
         int | None, typer.Option(metavar="N", show_default="all", help="number of questions")
     ] = None,
     sample_seed: Annotated[
-        int, typer.Option(help="shuffle seed; 233 with --limit 500 = the paper's sample")
+        int,
+        typer.Option(
+            help="shuffle seed; 233 with --limit 500 = the paper's sample (FEVER: of the first "
+            "7,405 claims, as the paper drew)"
+        ),
     ] = 233,
     seeds: Annotated[int, typer.Option(help="repeat every question with seeds 0..N-1")] = 1,
     concurrency: Annotated[
@@ -171,7 +177,11 @@ def eval_command(
     model_cache: CacheOpt = None,
     out: Annotated[
         Path | None,
-        typer.Option(metavar="DIR", show_default="eval-out/METHOD", help="output directory"),
+        typer.Option(
+            metavar="DIR",
+            show_default="eval-out/METHOD (FEVER: eval-out/fever-METHOD)",
+            help="output directory",
+        ),
     ] = None,
     resume: Annotated[
         bool, typer.Option("--resume", help="continue an interrupted run in --out")
@@ -191,8 +201,15 @@ def eval_command(
     wide_table: Annotated[
         bool, typer.Option("--wide", help="every metric in the table, not only EM/F1/finish/steps")
     ] = False,
+    task: Annotated[
+        str,
+        typer.Option(
+            metavar="hotpotqa|fever",
+            help="hotpotqa: questions, scored by EM/F1; fever: claims, scored by label accuracy",
+        ),
+    ] = "hotpotqa",
 ) -> None:
-    """Evaluate a method on the HotpotQA-style questions in DATASET."""
+    """Evaluate a method on the HotpotQA-style questions (or FEVER claims) in DATASET."""
     from wikireact.cli.eval_progress import EvalProgress
     from wikireact.errors import (
         ConfigurationError,
@@ -203,6 +220,7 @@ def eval_command(
         ModelCacheError,
         PromptFileError,
     )
+    from wikireact.eval.fever_report import confusion_table
     from wikireact.eval.harness import EvalConfig
     from wikireact.eval.report import categories_table, comparison_tables
     from wikireact.eval.run import run_eval
@@ -246,11 +264,12 @@ def eval_command(
             prompts_keys=tuple(prompts_key or ()),
             model_cache=str(model_cache.resolve()) if model_cache else None,
             protocol=protocol,  # type: ignore[arg-type]
+            task=task,  # type: ignore[arg-type]
         )
     except EvalError as exc:
         fail(str(exc))
     resources = _open_eval_resources(config)
-    out = out or Path("eval-out") / method
+    out = out or Path("eval-out") / (method if task == "hotpotqa" else f"{task}-{method}")
     try:
         with EvalProgress(method, errors) as progress:
             report = run_eval(
@@ -290,6 +309,9 @@ def eval_command(
     for table in comparison_tables(finished, width=wide.width, wide=wide_table):
         wide.print(table)
     wide.print(categories_table(finished))
+    confusion = confusion_table(finished)
+    if confusion is not None:
+        wide.print(confusion)
     console.print(
         Text(f"report: {out / 'report.json'}  trajectories: {out / 'trajectories.jsonl'}")
     )

@@ -6,7 +6,8 @@ from pathlib import Path
 
 from rich.console import Console
 
-from wikireact.eval.report import categories_table, comparison_tables
+from wikireact.eval.fever_report import confusion_table
+from wikireact.eval.report import categories_tables, comparison_tables
 from wikireact.eval.runs import load_runs
 
 
@@ -21,13 +22,20 @@ def eval_report(
 ) -> None:
     """Print the comparison and category tables of finished runs; write the plot and page asked for.
 
+    Each task's runs get their own tables (HotpotQA and FEVER are never mixed); FEVER runs
+    add their confusion table.
+
     Raises:
         EvalError: a folder is not a finished run, or a file cannot be written (one line).
     """
     runs = load_runs([Path(d) for d in directories])
     for table in comparison_tables(runs, width=console.width, paper=paper, wide=wide):
         console.print(table)
-    console.print(categories_table(runs))
+    for table in categories_tables(runs):
+        console.print(table)
+    confusion = confusion_table(runs)
+    if confusion is not None:
+        console.print(confusion)
     if plot is not None:
         from wikireact.eval.plot import write_plot
 

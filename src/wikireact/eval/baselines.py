@@ -18,9 +18,12 @@ from langchain_core.language_models import LanguageModelInput
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import Runnable
 
+from wikireact.context import Task
 from wikireact.eval.scoring import normalize_answer
 from wikireact.models.call_metadata import CALL_INDEX_KEY
 from wikireact.prompting.exemplars import QaExemplar, default_qa
+from wikireact.prompting.tasks import input_line
+from wikireact.protocols.labels import normalize_label
 
 STANDARD_INSTRUCTION = (
     "Answer the question with a short phrase (or yes/no). Reply on one line as `Answer: ...`."
@@ -29,6 +32,21 @@ COT_INSTRUCTION = (
     "Answer the question. Think step by step on one line starting with `Thought:`, and end "
     "that line with `So the answer is X.` where X is a short phrase (or yes/no)."
 )
+FEVER_STANDARD_INSTRUCTION = (
+    "Decide whether the claim is true (SUPPORTS), false (REFUTES), or cannot be decided from "
+    "what is known (NOT ENOUGH INFO). Reply on one line as `Answer: LABEL`."
+)
+FEVER_COT_INSTRUCTION = (
+    "Decide whether the claim is true (SUPPORTS), false (REFUTES), or cannot be decided from "
+    "what is known (NOT ENOUGH INFO). Think step by step on one line starting with `Thought:`, "
+    "then give the label on the next line as `Answer: LABEL`."
+)
+INSTRUCTIONS: dict[tuple[str, Task], str] = {
+    ("standard", "hotpotqa"): STANDARD_INSTRUCTION,
+    ("cot", "hotpotqa"): COT_INSTRUCTION,
+    ("standard", "fever"): FEVER_STANDARD_INSTRUCTION,
+    ("cot", "fever"): FEVER_COT_INSTRUCTION,
+}
 ChatModel = Runnable[LanguageModelInput, BaseMessage]
 """A chat model, possibly bound to run metadata (`model.with_config(...)`)."""
 # Found by scanning, not by one regex: `answer is[:\s]*(.+?)\s*\.?\s*$` took seconds on a
@@ -64,27 +82,41 @@ class Vote:
 
 
 def standard_messages(
-    question: str, exemplars: Sequence[QaExemplar] | None = None
+    question: str, exemplars: Sequence[QaExemplar] | None = None, task: Task = "hotpotqa"
 ) -> list[BaseMessage]:
-    """Messages for the Standard baseline (`exemplars` default: wikireact's own)."""
-    messages: list[BaseMessage] = [SystemMessage(STANDARD_INSTRUCTION)]
-    for example in default_qa("standard") if exemplars is None else exemplars:
+    """Messages for the Standard baseline (`exemplars` default: wikireact's own for `task`)."""
+    messages: list[BaseMessage] = [SystemMessage(INSTRUCTIONS["standard", task])]
+    for example in default_qa("standard", task) if exemplars is None else exemplars:
         messages += [
-            HumanMessage(f"Question: {example.question}"),
+            HumanMessage(input_line(task, example.question)),
             AIMessage(f"Answer: {example.answer}"),
         ]
-    return [*messages, HumanMessage(f"Question: {question}")]
+    return [*messages, HumanMessage(input_line(task, question))]
 
 
-def cot_messages(question: str, exemplars: Sequence[QaExemplar] | None = None) -> list[BaseMessage]:
-    """Messages for CoT and CoT-SC (`exemplars` default: wikireact's own)."""
-    messages: list[BaseMessage] = [SystemMessage(COT_INSTRUCTION)]
-    for example in default_qa("cot") if exemplars is None else exemplars:
-        messages += [
-            HumanMessage(f"Question: {example.question}"),
-            AIMessage(f"Thought: {example.thought}"),
-        ]
-    return [*messages, HumanMessage(f"Question: {question}")]
+def cot_messages(
+    question: str, exemplars: Sequence[QaExemplar] | None = None, task: Task = "hotpotqa"
+) -> list[BaseMessage]:
+    """Messages for CoT and CoT-SC (`exemplars` default: wikireact's own for `task`).
+
+    A FEVER exemplar's turn is its thought and then `Answer: LABEL`, as in the paper's
+    `cotqa_simple3`; a HotpotQA one's thought ends `So the answer is X.`.
+    """
+    messages: list[BaseMessage] = [SystemMessage(INSTRUCTIONS["cot", task])]
+    for example in default_qa("cot", task) if exemplars is None else exemplars:
+        reply = f"Thought: {example.thought}"
+        if task == "fever":
+            reply += f"\nAnswer: {example.answer}"
+        messages += [HumanMessage(input_line(task, example.question)), AIMessage(reply)]
+    return [*messages, HumanMessage(input_line(task, question))]
+
+
+def read_answer(text: str, task: Task = "hotpotqa") -> str | None:
+    """Return a Standard/CoT reply's answer; for FEVER its label when it names one (else as written)."""
+    answer = extract_answer(text)
+    if task == "fever" and answer is not None:
+        return normalize_label(answer) or answer
+    return answer
 
 
 def extract_answer(text: str) -> str | None:
@@ -140,17 +172,26 @@ def _call(
 
 
 def run_standard(
-    model: ChatModel, question: str, stats: CallStats, exemplars: Sequence[QaExemplar] | None = None
+    model: ChatModel,
+    question: str,
+    stats: CallStats,
+    exemplars: Sequence[QaExemplar] | None = None,
+    task: Task = "hotpotqa",
 ) -> str | None:
     """Answer directly."""
-    return extract_answer(_call(model, standard_messages(question, exemplars), 0, stats))
+    reply = _call(model, standard_messages(question, exemplars, task), 0, stats)
+    return read_answer(reply, task)
 
 
 def run_cot(
-    model: ChatModel, question: str, stats: CallStats, exemplars: Sequence[QaExemplar] | None = None
+    model: ChatModel,
+    question: str,
+    stats: CallStats,
+    exemplars: Sequence[QaExemplar] | None = None,
+    task: Task = "hotpotqa",
 ) -> str | None:
     """Answer after one chain of thought (greedy)."""
-    return extract_answer(_call(model, cot_messages(question, exemplars), 0, stats))
+    return read_answer(_call(model, cot_messages(question, exemplars, task), 0, stats), task)
 
 
 def run_cot_sc(
@@ -162,15 +203,17 @@ def run_cot_sc(
     temperature: float,
     sampling: dict[str, Any],
     exemplars: Sequence[QaExemplar] | None = None,
+    task: Task = "hotpotqa",
 ) -> Vote:
     """Sample `samples` chains of thought and take the majority answer (ties: first seen).
 
     Sample i is model call i: its index goes with the call (run metadata), so a model cache
-    keeps every sample apart even when the model takes no seed.
+    keeps every sample apart even when the model takes no seed. FEVER samples vote with
+    their labels (`supported` and `SUPPORTS` are one vote).
     """
-    messages = cot_messages(question, exemplars)
+    messages = cot_messages(question, exemplars, task)
     answers = [
-        extract_answer(
+        read_answer(
             _call(
                 model,
                 messages,
@@ -178,7 +221,8 @@ def run_cot_sc(
                 stats,
                 temperature=temperature,
                 **{k: (v + i if k == "seed" else v) for k, v in sampling.items()},
-            )
+            ),
+            task,
         )
         for i in range(samples)
     ]

@@ -4,7 +4,13 @@ The ReAct paper (Table 2) sorts outcomes by cause. Here every record (one questi
 method, one seed) gets the first category of `CATEGORIES` whose rule holds; the README
 defines each rule. The rules read the record's answer, gold answer, status and the kinds
 and texts of its trajectory's steps, plus the question's supporting pages when the dataset
-names them (HotpotQA's `supporting_facts`).
+names them (HotpotQA's `supporting_facts`, FEVER's evidence).
+
+FEVER records (`task: fever`) use the same categories with rules for claims
+(`_claim_category`): a search miss is an episode that opened none of the evidence's pages
+(none at all when the claim names none); invalid format includes an answer that is no
+label; "evidence seen, wrong" is a wrong label after an evidence page (any page, when
+none is named) was opened.
 """
 
 from __future__ import annotations
@@ -13,6 +19,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from wikireact.eval.scoring import exact_match, is_yes_no, normalize_answer
+from wikireact.protocols.labels import normalize_label
 
 CATEGORIES: dict[str, str] = {
     "correct": "correct",
@@ -123,6 +130,8 @@ def categorize(record: dict[str, Any], needed_pages: Sequence[str] = ()) -> str:
     answer = record.get("answer")
     if exact_match(answer, record["gold"]) == 1.0:
         return "correct"
+    if record.get("task") == "fever":
+        return _claim_category(record, trajectory, kinds, needed_pages)
     if _search_miss(record, trajectory, needed_pages, observations):
         return "search_miss"
     if record.get("status") == "repetition_halted":
@@ -136,6 +145,29 @@ def categorize(record: dict[str, Any], needed_pages: Sequence[str] = ()) -> str:
     if not is_yes_no(record["gold"]) and _observed(record["gold"], observations):
         return "evidence_wrong"
     return "no_evidence_wrong"
+
+
+def _claim_category(
+    record: dict[str, Any],
+    trajectory: list[dict[str, Any]],
+    kinds: list[str],
+    evidence_pages: Sequence[str],
+) -> str:
+    """Return the category of a wrong FEVER record (see the module's docstring)."""
+    opened = opened_pages(trajectory)
+    wanted = {_title_key(title) for title in evidence_pages}
+    seen = bool(opened & wanted) if wanted else bool(opened)
+    answer = record.get("answer")
+    if trajectory and not seen:
+        return "search_miss"
+    if record.get("status") == "repetition_halted":
+        return "repetition"
+    if record.get("status") == "budget_exhausted":
+        return "budget_exhausted"
+    invalid = kinds and 2 * kinds.count("invalid") >= len(kinds)
+    if not isinstance(answer, str) or normalize_label(answer) is None or invalid:
+        return "invalid_format"
+    return "evidence_wrong" if seen else "no_evidence_wrong"
 
 
 def count_categories(records: Iterable[dict[str, Any]]) -> dict[str, int]:

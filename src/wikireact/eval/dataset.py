@@ -1,4 +1,4 @@
-"""Evaluation datasets: HotpotQA-style JSON lists and JSONL, with the paper's sampling."""
+"""Evaluation datasets: HotpotQA-style JSON lists and JSONL, FEVER claims, with the paper's sampling."""
 
 from __future__ import annotations
 
@@ -9,25 +9,30 @@ from pathlib import Path
 from typing import Any
 
 from wikireact._json_text import json_lines, parse_json
+from wikireact.context import Task
 from wikireact.errors import DatasetError, JsonTextError
+from wikireact.eval.fever_data import PAPER_POPULATION, claim_fields, is_claim
 
 
 @dataclass(frozen=True)
 class Item:
-    """One question with its gold answer."""
+    """One question with its gold answer (FEVER: a claim with its label)."""
 
     id: str
     question: str
     answer: str
     pages: tuple[str, ...] = ()
-    """Titles of the pages the answer needs (HotpotQA's `supporting_facts`), when given."""
+    """Titles of the pages the answer needs (HotpotQA's `supporting_facts`, FEVER's
+    evidence), when given."""
 
 
-def load_dataset(path: Path) -> list[Item]:
+def load_dataset(path: Path, task: Task = "hotpotqa") -> list[Item]:
     """Read `[{_id?, question, answer}, ...]` JSON or one such object per JSONL line.
 
-    An item's id is its `_id` as text (`1` and `"1"` are the same id), or its index in
-    the file when it has none. Ids must be unique: they name the records and the
+    With `task="fever"`, FEVER's `{id, claim, label, evidence, ...}` objects instead
+    (`wikireact.eval.fever_data`): the claim is the item's question and its label the answer.
+    An item's id is its `_id` (FEVER: `id`) as text (`1` and `"1"` are the same id), or its
+    index in the file when it has none. Ids must be unique: they name the records and the
     checkpointed threads, so a duplicate is refused with the ids and items it concerns.
     """
     try:
@@ -41,37 +46,48 @@ def load_dataset(path: Path) -> list[Item]:
     records = _jsonl_records(path, text) if path.suffix == ".jsonl" else _json_records(path, text)
     if not isinstance(records, list) or not records:
         raise DatasetError(f"dataset {path} must be a non-empty list of questions")
+    id_field, text_field = ("id", "claim") if task == "fever" else ("_id", "question")
     items = []
     for index, record in enumerate(records):
-        if (
-            not isinstance(record, dict)
-            or not isinstance(record.get("question"), str)
-            or not isinstance(record.get("answer"), str)
-            or not record["question"].strip()
-        ):
-            raise DatasetError(
-                f"dataset {path}: item {index} needs text fields question and answer"
-            )
-        raw_id = record.get("_id", index)
+        if task == "fever":
+            text, answer, pages = claim_fields(path, index, record)
+        else:
+            text, answer, pages = _question_fields(path, index, record)
+        raw_id = record.get(id_field, index)
         if isinstance(raw_id, bool) or not isinstance(raw_id, str | int) or not str(raw_id).strip():
             raise DatasetError(
-                f"dataset {path}: item {index} has an _id that is not text or a whole number"
+                f"dataset {path}: item {index} has an {id_field} that is not text or a whole number"
             )
-        for field in ("_id", "question"):  # they name threads and rows in PostgreSQL text columns
+        for field in (
+            id_field,
+            text_field,
+        ):  # they name threads and rows in PostgreSQL text columns
             if "\u0000" in str(record.get(field, "")):
                 raise DatasetError(
                     f"dataset {path}: item {index} has a NUL character (U+0000) in its {field}"
                 )
-        items.append(
-            Item(
-                str(raw_id),
-                record["question"].strip(),
-                record["answer"],
-                _supporting_pages(record.get("supporting_facts")),
-            )
-        )
-    _refuse_duplicate_ids(path, items)
+        items.append(Item(str(raw_id), text, answer, pages))
+    _refuse_duplicate_ids(path, items, id_field)
     return items
+
+
+def _question_fields(path: Path, index: int, record: Any) -> tuple[str, str, tuple[str, ...]]:
+    """Return a HotpotQA record's question, answer and supporting pages; one line if it has none."""
+    if (
+        not isinstance(record, dict)
+        or not isinstance(record.get("question"), str)
+        or not isinstance(record.get("answer"), str)
+        or not record["question"].strip()
+    ):
+        hint = " (a FEVER claim? use --task fever)" if is_claim(record) else ""
+        raise DatasetError(
+            f"dataset {path}: item {index} needs text fields question and answer{hint}"
+        )
+    return (
+        record["question"].strip(),
+        record["answer"],
+        _supporting_pages(record.get("supporting_facts")),
+    )
 
 
 def _json_records(path: Path, text: str) -> Any:
@@ -93,7 +109,7 @@ def _jsonl_records(path: Path, text: str) -> list[Any]:
     return records
 
 
-def _refuse_duplicate_ids(path: Path, items: list[Item]) -> None:
+def _refuse_duplicate_ids(path: Path, items: list[Item], id_field: str = "_id") -> None:
     positions: dict[str, list[int]] = {}
     for index, item in enumerate(items):
         positions.setdefault(item.id, []).append(index)
@@ -104,8 +120,8 @@ def _refuse_duplicate_ids(path: Path, items: list[Item]) -> None:
         )
         more = f" and {len(duplicates) - 5} more" if len(duplicates) > 5 else ""
         raise DatasetError(
-            f"dataset {path}: duplicate question ids {shown}{more}; every _id must be unique "
-            "(an item without _id takes its index as id)"
+            f"dataset {path}: duplicate question ids {shown}{more}; every {id_field} must be "
+            f"unique (an item without {id_field} takes its index as id)"
         )
 
 
@@ -119,9 +135,19 @@ def _supporting_pages(facts: object) -> tuple[str, ...]:
     return tuple(dict.fromkeys(titles))
 
 
-def sample(items: list[Item], limit: int | None, seed: int | None) -> list[Item]:
-    """Return the paper's sample: shuffle indices with `random.Random(seed)` and keep the first `limit`."""
-    indices = list(range(len(items)))
+def sample(
+    items: list[Item], limit: int | None, seed: int | None, task: Task = "hotpotqa"
+) -> list[Item]:
+    """Return the paper's sample: shuffle indices with `random.Random(seed)` and keep the first `limit`.
+
+    HotpotQA shuffles the indices of every item. FEVER, as the paper's notebook does,
+    shuffles `range(7405)` (`PAPER_POPULATION`), so only the first 7,405 claims of a longer
+    file are ever drawn (a shorter file: all of its claims).
+    """
+    population = len(items)
+    if task == "fever" and seed is not None:
+        population = min(population, PAPER_POPULATION)
+    indices = list(range(population))
     if seed is not None:
         random.Random(seed).shuffle(indices)
     if limit is not None:

@@ -337,11 +337,17 @@ def prepare_run(
 ) -> PreparedRun:
     """Resolve what every worker of a run needs (single-process and shared runs alike)."""
     context = config.episode_context()
-    items = sample(load_dataset(Path(config.dataset)), config.limit, config.sample_seed)
+    items = sample(
+        load_dataset(Path(config.dataset), config.task),
+        config.limit,
+        config.sample_seed,
+        config.task,
+    )
     prompts = load_prompts(
         Path(config.prompts) if config.prompts else None,
         NEEDS.get(config.method, ()),
         config.prompts_keys,
+        config.task,
     )
     source = wiki or open_source(config.wiki)
     sampling = per_call_sampling(config.model, model)

@@ -4,7 +4,8 @@ The page (template `browser.html`, inline CSS and JavaScript, no network) lists 
 question with its gold answer and each run's answer, EM/F1, status and error category;
 it filters by run, status and category, and opens a question's trajectories side by
 side. The data go in one JSON block; step texts are stored once and referenced by index,
-since the same observation recurs across methods and seeds.
+since the same observation recurs across methods and seeds. A page shows runs of one task:
+FEVER's shows claims, gold labels, the label each run gave and accuracy.
 """
 
 from __future__ import annotations
@@ -20,8 +21,8 @@ from typing import Any
 
 from wikireact.errors import EvalError
 from wikireact.eval.categories import CATEGORIES, categorize, step_kind
-from wikireact.eval.paper import PAPER_EM, PAPER_LABEL, PAPER_NOTE
-from wikireact.eval.runs import Run
+from wikireact.eval.paper import PAPER_LABEL, PAPER_NOTES, PAPER_SCORES
+from wikireact.eval.runs import Run, by_task
 
 
 @dataclass
@@ -64,6 +65,10 @@ def _text_or_none(value: Any) -> str | None:
 
 def page_data(runs: list[Run], *, paper: bool = False) -> dict[str, Any]:
     """Everything the page shows, as compact JSON-ready data (see the template's script)."""
+    groups = by_task(runs)
+    if len(groups) > 1:
+        raise EvalError("--html shows runs of one task: give HotpotQA and FEVER runs separately")
+    task = groups[0][0] if groups else "hotpotqa"
     texts = _Texts()
     questions: list[dict[str, str]] = []
     position: dict[str, int] = {}
@@ -127,13 +132,16 @@ def page_data(runs: list[Run], *, paper: bool = False) -> dict[str, Any]:
             }
         )
     return {
+        "task": task,
         "runs": summaries,
         "questions": questions,
         "results": results,
         "texts": texts.values,
         "trajectories": trajectories,
         "categories": list(CATEGORIES.items()),
-        "paper": {"em": PAPER_EM, "label": PAPER_LABEL, "note": PAPER_NOTE} if paper else None,
+        "paper": {"em": PAPER_SCORES[task], "label": PAPER_LABEL, "note": PAPER_NOTES[task]}
+        if paper
+        else None,
     }
 
 

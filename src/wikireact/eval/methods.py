@@ -26,6 +26,7 @@ from wikireact.eval.baselines import (
 )
 from wikireact.eval.categories import categorize
 from wikireact.eval.dataset import Item
+from wikireact.eval.fever_metrics import fever_record
 from wikireact.eval.method_names import AGENT_METHODS, Method, agent_of
 from wikireact.eval.method_names import EPISODE_METHODS as EPISODE_METHODS  # re-exported
 from wikireact.eval.method_names import METHODS as METHODS  # re-exported
@@ -136,6 +137,7 @@ def _run_method(
     episode: dict[str, Any] = {}
     vote: Vote | None = None
     switched = False
+    task = settings.context.task
     # The question's id goes with every model call (run metadata), for per-question scripts.
     model = settings.model.with_config(settings.with_turn({"metadata": {QUESTION_ID_KEY: item.id}}))
     if method in ("react", "act", "react-cot-sc") or method in AGENT_METHODS:
@@ -145,18 +147,19 @@ def _run_method(
             vote = _vote(settings, model, item, stats, seed)
             answer, switched = vote.answer, True
     elif method == "standard":
-        answer = run_standard(model, item.question, stats, settings.qa_exemplars)
+        answer = run_standard(model, item.question, stats, settings.qa_exemplars, task)
     elif method == "cot":
-        answer = run_cot(model, item.question, stats, settings.qa_exemplars)
+        answer = run_cot(model, item.question, stats, settings.qa_exemplars, task)
     else:  # cot-sc, cot-sc-react
         vote = _vote(settings, model, item, stats, seed)
         answer = vote.answer
         if method == "cot-sc-react" and majority_is_weak(vote):
             episode = _episode(settings, item, seed, method)
             answer, switched = episode.get("answer"), True
-    return _record(
+    record = _record(
         method, item, seed, answer, episode, stats, vote, switched, time.perf_counter() - start
     )
+    return fever_record(record) if task == "fever" else record
 
 
 def _vote(
@@ -175,6 +178,7 @@ def _vote(
         temperature=settings.sc_temperature,
         sampling=sampling,
         exemplars=settings.qa_exemplars,
+        task=settings.context.task,
     )
 
 

@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from wikireact.eval.categories import count_categories
+from wikireact.eval.fever_metrics import FEVER_METRICS, confusion, fever_seed_metrics, label_counts
 
 METRICS = [
     "em",
@@ -66,21 +67,31 @@ def summarize(records: Iterable[dict[str, Any]]) -> dict[str, Any]:
     """Per-seed metrics, their mean and standard deviation across seeds, and category counts.
 
     `categories` counts the error categories over all records (questions x seeds);
-    `categories_per_seed` per seed, where each seed's counts sum to its questions.
+    `categories_per_seed` per seed, where each seed's counts sum to its questions. FEVER
+    records add accuracy and per-label precision/recall (`FEVER_METRICS`), `confusion`
+    (gold -> predicted, all seeds) and `labels` (the gold labels of one seed's sample).
     """
     by_seed: dict[int, list[dict[str, Any]]] = {}
     for record in records:
         by_seed.setdefault(record["seed"], []).append(record)
-    per_seed = {seed: seed_metrics(rs) for seed, rs in sorted(by_seed.items())}
+    fever = any(r.get("task") == "fever" for rs in by_seed.values() for r in rs)
+    per_seed = {
+        seed: seed_metrics(rs) | (fever_seed_metrics(rs) if fever else {})
+        for seed, rs in sorted(by_seed.items())
+    }
     mean, std = {}, {}
-    for name in METRICS:
+    for name in METRICS + (FEVER_METRICS if fever else []):
         values = [m[name] for m in per_seed.values()]
         mean[name] = _mean(values)
         std[name] = statistics.stdev(values) if len(values) > 1 else 0.0
-    return {
+    summary = {
         "per_seed": {str(k): v for k, v in per_seed.items()},
         "mean": mean,
         "std": std,
         "categories": count_categories(r for rs in by_seed.values() for r in rs),
         "categories_per_seed": {str(k): count_categories(rs) for k, rs in sorted(by_seed.items())},
     }
+    if fever:
+        summary["confusion"] = confusion(r for rs in by_seed.values() for r in rs)
+        summary["labels"] = label_counts(by_seed[min(by_seed)] if by_seed else [])
+    return summary

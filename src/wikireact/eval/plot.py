@@ -1,5 +1,7 @@
 """`eval report --plot FILE.png|.svg`: EM and F1 per run with error bars across seeds.
 
+FEVER runs plot their label accuracy (one bar each); one plot never mixes the two tasks.
+
 Uses matplotlib (the optional extra `wikireact[plot]`, part of `[dev]`) through its
 object API only: no pyplot, no display, safe in a headless process.
 """
@@ -10,8 +12,8 @@ from pathlib import Path
 
 from wikireact._extras import missing_extra
 from wikireact.errors import EvalError
-from wikireact.eval.paper import PAPER_EM, PAPER_MODEL
-from wikireact.eval.runs import Run
+from wikireact.eval.paper import PAPER_MODEL, PAPER_SCORES
+from wikireact.eval.runs import Run, by_task
 
 FORMATS = (".png", ".svg")
 BAR_WIDTH = 0.38
@@ -21,6 +23,10 @@ def write_plot(runs: list[Run], path: Path, *, paper: bool = False) -> None:
     """Draw EM and F1 (%, mean ± std across seeds) per run; the paper's EM as markers with `paper`."""
     if path.suffix.lower() not in FORMATS:
         raise EvalError(f"--plot {path}: the file must end in .png or .svg")
+    groups = by_task(runs)
+    if len(groups) > 1:
+        raise EvalError("--plot draws runs of one task: give HotpotQA and FEVER runs separately")
+    fever = bool(groups) and groups[0][0] == "fever"
     try:
         from matplotlib.figure import Figure
     except ImportError:
@@ -28,10 +34,13 @@ def write_plot(runs: list[Run], path: Path, *, paper: bool = False) -> None:
     positions = list(range(len(runs)))
     figure = Figure(figsize=(max(6.0, 1.3 * len(runs) + 2), 4.5), layout="constrained")
     axes = figure.subplots()
-    for offset, key, label, color in (
-        (-BAR_WIDTH / 2, "em", "EM", "#4C72B0"),
-        (BAR_WIDTH / 2, "f1", "F1", "#DD8452"),
-    ):
+    bars = (
+        [(-BAR_WIDTH / 2, "accuracy", "accuracy", "#4C72B0")]
+        if fever
+        else [(-BAR_WIDTH / 2, "em", "EM", "#4C72B0"), (BAR_WIDTH / 2, "f1", "F1", "#DD8452")]
+    )
+    scores = PAPER_SCORES["fever" if fever else "hotpotqa"]
+    for offset, key, label, color in bars:
         values = [run.metric(key) or (0.0, 0.0) for run in runs]
         axes.bar(
             [p + offset for p in positions],
@@ -44,9 +53,9 @@ def write_plot(runs: list[Run], path: Path, *, paper: bool = False) -> None:
         )
     if paper:
         marked = [
-            (p, PAPER_EM[run.method])
+            (p, scores[run.method])
             for p, run in zip(positions, runs, strict=True)
-            if run.method in PAPER_EM
+            if run.method in scores
         ]
         if marked:
             axes.scatter(
@@ -55,12 +64,16 @@ def write_plot(runs: list[Run], path: Path, *, paper: bool = False) -> None:
                 marker="D",
                 color="black",
                 zorder=3,
-                label=f"paper EM ({PAPER_MODEL}, a different model)",
+                label=f"paper {'accuracy' if fever else 'EM'} ({PAPER_MODEL}, a different model)",
             )
     axes.set_xticks(positions, [f"{run.name}\n{run.method}" for run in runs], fontsize=8)
     axes.set_ylabel("score (%), mean ± std across seeds")
     axes.set_ylim(0, 100)
-    axes.set_title("wikireact evaluation: EM and F1 per run")
+    axes.set_title(
+        "wikireact evaluation: FEVER accuracy per run"
+        if fever
+        else "wikireact evaluation: EM and F1 per run"
+    )
     axes.legend(loc="upper right", fontsize=8)
     axes.grid(axis="y", alpha=0.3)
     metadata = {"Date": None} if path.suffix.lower() == ".svg" else {}

@@ -2,6 +2,8 @@
 
 By default the metrics table has the columns that fit an 80-column terminal; `wide=True`
 adds every metric (split over several tables when one would not fit). Each row names its run (folder, then model and protocol) and method.
+HotpotQA and FEVER runs are never in one table: each task gets its own tables, FEVER's
+scored by label accuracy (with per-label precision/recall under `wide`, and a confusion table).
 """
 
 from __future__ import annotations
@@ -12,9 +14,10 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
+from wikireact.context import Task
 from wikireact.eval.categories import CATEGORIES
-from wikireact.eval.paper import PAPER_EM, PAPER_LABEL, PAPER_NOTE
-from wikireact.eval.runs import Run
+from wikireact.eval.paper import PAPER_LABEL, PAPER_NOTES, PAPER_SCORES
+from wikireact.eval.runs import Run, by_task
 
 # (header, metric key, scale, digits); the first NARROW columns are the default view, and
 # --wide on a narrow display shows them in groups of NARROW.
@@ -35,6 +38,27 @@ COLUMNS = [
     ("p95 s", "latency_p95_s", 1, 2),
     ("switch %", "switch_rate", 100, 0),
 ]
+FEVER_COLUMNS = [
+    ("acc", "accuracy", 100, 1),
+    *[c for c in COLUMNS[2:4]],
+    ("invalid %", "invalid_action_rate", 100, 0),
+    ("P sup", "precision_supports", 100, 0),
+    ("R sup", "recall_supports", 100, 0),
+    ("P ref", "precision_refutes", 100, 0),
+    ("R ref", "recall_refutes", 100, 0),
+    ("P nei", "precision_nei", 100, 0),
+    ("R nei", "recall_nei", 100, 0),
+    *[c for c in COLUMNS[5:] if c[1] != "unsupported_finish_rate"],
+]
+"""FEVER's columns: accuracy first (the paper's score); no F1 or support check (labels)."""
+TASK_COLUMNS: dict[Task, list[tuple[str, str, int, int]]] = {
+    "hotpotqa": COLUMNS,
+    "fever": FEVER_COLUMNS,
+}
+TASK_TITLES: dict[Task, str] = {
+    "hotpotqa": "wikireact evaluation",
+    "fever": "wikireact evaluation: FEVER",
+}
 NARROW = 4
 CATEGORY_HEADERS = {
     "correct": "correct",
@@ -49,6 +73,10 @@ CATEGORY_HEADERS = {
 CATEGORY_NOTE = (
     "seen/unseen, wrong: the gold answer did/did not appear in an observation; "
     "definitions: README, Evaluation"
+)
+FEVER_CATEGORY_NOTE = (
+    "seen/unseen, wrong: a wrong label after an evidence page was/was not opened; "
+    "format: no label; definitions: README, FEVER"
 )
 
 
@@ -77,17 +105,23 @@ def comparison_table(
     paper: bool = False,
     wide: bool = False,
     columns: list[tuple[str, str, int, int]] | None = None,
-    title: str = "wikireact evaluation",
+    title: str | None = None,
 ) -> Table:
-    """One row per run: means, with ± std across seeds below; with `paper`, the paper's EM rows."""
-    columns = columns or (COLUMNS if wide else COLUMNS[:NARROW])
-    paper = paper and columns[0][1] == "em"
+    """One row per run: means, with ± std across seeds below; with `paper`, the paper's rows.
+
+    The runs must share a task (`by_task`); FEVER's table shows accuracy where HotpotQA's
+    shows EM and F1, and the paper's FEVER accuracy rows.
+    """
+    task = _one_task(runs)
+    every = TASK_COLUMNS[task]
+    columns = columns or (every if wide else every[:NARROW])
+    paper = paper and columns[0] == every[0]
     table = Table(
-        title=title,
+        title=title or TASK_TITLES[task],
         box=box.SIMPLE_HEAD,
         padding=(0, 1),
         pad_edge=False,
-        caption=PAPER_NOTE if paper else None,
+        caption=PAPER_NOTES[task] if paper else None,
     )
     table.add_column("run", overflow="fold", min_width=9)
     table.add_column("method", overflow="fold")
@@ -99,42 +133,71 @@ def comparison_table(
         table.add_row(run_label(run), run.method, f"{run.questions}×{run.seeds}", *cells)
     if paper:
         table.add_section()
-        for method, em in PAPER_EM.items():
+        for method, score in PAPER_SCORES[task].items():
             blanks = ["" for _ in columns[1:]]
             table.add_row(
-                Text(PAPER_LABEL, style="italic"), method, "500", f"{em:.1f}", *blanks, style="dim"
+                Text(PAPER_LABEL, style="italic"),
+                method,
+                "500",
+                f"{score:.1f}",
+                *blanks,
+                style="dim",
             )
     return table
+
+
+def _one_task(runs: list[Run]) -> Task:
+    """Return the task the runs share; raise ValueError if they mix tasks (a caller's bug)."""
+    tasks = {run.task for run in runs}
+    if len(tasks) > 1:
+        raise ValueError("one table never mixes HotpotQA and FEVER runs: group them (by_task)")
+    return tasks.pop() if tasks else "hotpotqa"
 
 
 def comparison_tables(
     runs: list[Run], *, width: int, paper: bool = False, wide: bool = False
 ) -> list[Table]:
-    """Return the comparison tables for a display `width` columns wide.
+    """Return the comparison tables for a display `width` columns wide, one set per task.
 
     With `wide`, every metric goes in one table if it fits, else in several tables of a
     few metrics each (a squeezed table would cut numbers).
     """
+    return [
+        table
+        for _, group in by_task(runs)
+        for table in _task_tables(group, width=width, paper=paper, wide=wide)
+    ]
+
+
+def _task_tables(runs: list[Run], *, width: int, paper: bool, wide: bool) -> list[Table]:
+    """Return the comparison tables of runs of one task (see `comparison_tables`)."""
     if not wide:
         return [comparison_table(runs, paper=paper)]
     whole = comparison_table(runs, paper=paper, wide=True)
     measuring = Console(width=10_000)
     if Measurement.get(measuring, measuring.options, whole).maximum <= width:
         return [whole]
-    groups = [COLUMNS[i : i + NARROW] for i in range(0, len(COLUMNS), NARROW)]
+    every, title = TASK_COLUMNS[_one_task(runs)], TASK_TITLES[_one_task(runs)]
+    groups = [every[i : i + NARROW] for i in range(0, len(every), NARROW)]
     return [
         comparison_table(
-            runs, paper=paper, columns=group, title=f"wikireact evaluation ({number}/{len(groups)})"
+            runs, paper=paper, columns=group, title=f"{title} ({number}/{len(groups)})"
         )
         for number, group in enumerate(groups, 1)
     ]
 
 
+def categories_tables(runs: list[Run]) -> list[Table]:
+    """Return the error categories table of each task's runs (never mixed)."""
+    return [categories_table(group) for _, group in by_task(runs)]
+
+
 def categories_table(runs: list[Run]) -> Table:
     """Questions per error category (summed over seeds); each row sums to questions × seeds."""
+    fever = _one_task(runs) == "fever"
     table = Table(
-        title="error categories (questions, all seeds)",
-        caption=CATEGORY_NOTE,
+        title=f"error categories ({'claims' if fever else 'questions'}, all seeds)",
+        caption=FEVER_CATEGORY_NOTE if fever else CATEGORY_NOTE,
         box=box.SIMPLE_HEAD,
         padding=(0, 1),
         collapse_padding=True,

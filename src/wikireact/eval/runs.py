@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from wikireact._json_text import json_objects, parse_json
+from wikireact.context import Task
 from wikireact.errors import EvalError, JsonTextError
 from wikireact.eval.categories import CATEGORIES, count_categories
 from wikireact.eval.harness import RECORDS, REPORT
@@ -72,6 +73,11 @@ class Run:
     def metrics(self) -> dict[str, Any]:
         """The run's metrics (per seed, mean, std, categories)."""
         return dict(self.report["metrics"])
+
+    @property
+    def task(self) -> Task:
+        """The run's task: `fever`, or `hotpotqa` (also for runs recorded before there was a choice)."""
+        return "fever" if self.settings.get("task") == "fever" else "hotpotqa"
 
     @property
     def method(self) -> str:
@@ -150,6 +156,14 @@ def load_report(directory: Path) -> dict[str, Any]:
     except OSError as exc:
         raise EvalError(f"cannot read {path}: {exc.strerror or exc}") from None
     return check_report(path, data)
+
+
+def by_task(runs: Sequence[Run]) -> list[tuple[Task, list[Run]]]:
+    """Return the runs grouped by task (in order of first appearance): tables never mix tasks."""
+    groups: dict[Task, list[Run]] = {}
+    for run in runs:
+        groups.setdefault(run.task, []).append(run)
+    return list(groups.items())
 
 
 def load_runs(directories: Sequence[Path]) -> list[Run]:
