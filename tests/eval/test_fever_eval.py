@@ -126,7 +126,8 @@ def test_every_method_labels_claims_and_is_scored_by_accuracy(
 def test_react_episodes_record_labels_confusion_and_claim_categories(
     fever_files: tuple[Path, Path], tmp_path: Path
 ) -> None:
-    report, records, _ = run_fever(fever_files, tmp_path, "react")
+    report, records, output = run_fever(fever_files, tmp_path, "react")
+    assert "3/3 (100%), acc 66.7%" in flat(output)  # the progress names FEVER's score
     metrics = report["metrics"]
     assert metrics["confusion"]["REFUTES"] == {
         "SUPPORTS": 1,

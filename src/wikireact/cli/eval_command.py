@@ -271,7 +271,8 @@ def eval_command(
     resources = _open_eval_resources(config)
     out = out or Path("eval-out") / (method if task == "hotpotqa" else f"{task}-{method}")
     try:
-        with EvalProgress(method, errors) as progress:
+        score = "acc" if task == "fever" else "EM"
+        with EvalProgress(method, errors, score=score) as progress:
             report = run_eval(
                 config,
                 out,

@@ -35,9 +35,19 @@ def _duration(seconds: float) -> str:
 class EvalProgress:
     """Follow an evaluation: call `start` once, `record` per finished question, then close."""
 
-    def __init__(self, label: str, console: Console, interval_s: float = PLAIN_INTERVAL_S) -> None:
-        """Show progress of the run named `label` on `console` (a bar only if it is a terminal)."""
+    def __init__(
+        self,
+        label: str,
+        console: Console,
+        interval_s: float = PLAIN_INTERVAL_S,
+        score: str = "EM",
+    ) -> None:
+        """Show progress of the run named `label` on `console` (a bar only if it is a terminal).
+
+        `score` names the running score (`EM`; `acc` for FEVER, whose records' `em` is accuracy).
+        """
         self.label = label
+        self.score = score
         self.console = console
         self.interval_s = interval_s
         self.total = self.done = self.started_done = 0
@@ -109,7 +119,8 @@ class EvalProgress:
             self._line()
 
     def _stats(self) -> str:
-        em = f"EM {100 * self.em_sum / self.finished_here:.1f}%" if self.finished_here else "EM -"
+        done = self.finished_here
+        em = f"{self.score} {100 * self.em_sum / done:.1f}%" if done else f"{self.score} -"
         elapsed = max(time.monotonic() - self.t0, 1e-9)
         rate = self.finished_here / elapsed
         return f"{em}, {rate:.2f} q/s" if self.finished_here else em
