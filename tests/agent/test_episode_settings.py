@@ -109,7 +109,13 @@ def test_resume_no_approve_in_the_cli_runs_the_waiting_step(
 
 @pytest.mark.parametrize(
     ("field", "value"),
-    [("protocol", "tools"), ("method", "act"), ("repetition_limit", 5), ("observation_cap", 80)],
+    [
+        ("protocol", "tools"),
+        ("method", "act"),
+        ("task", "fever"),
+        ("repetition_limit", 5),
+        ("observation_cap", 80),
+    ],
 )
 def test_settings_that_define_the_episode_cannot_change(
     field: str, value: Any, wiki: MemorySource

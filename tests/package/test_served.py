@@ -188,8 +188,10 @@ def test_assistant_graph_and_schemas(server: tuple[str, Path]) -> None:
         "observation_cap",
         "approve",
         "protocol",
+        "task",
     }
     assert "Step budget" in context["max_steps"]["description"]
+    assert "fever: the input is a claim" in context["task"]["description"]
     assert "native tool calls" in context["protocol"]["description"]
 
 
