@@ -137,3 +137,27 @@ def test_labels_normalise_only_forms_that_mean_one_label() -> None:
     assert normalize_label(" Not enough information. ") == "NOT ENOUGH INFO"
     assert normalize_label("nei") == "NOT ENOUGH INFO"
     assert [normalize_label(x) for x in ("", "true", "support or refute", None)] == [None] * 4
+
+
+def test_a_reviewers_edited_finish_is_checked_like_the_models() -> None:
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.types import Command
+
+    graph = build_graph(
+        InMemorySaver(),
+        model=ScriptedChatModel(
+            outputs=[SEARCH, "Thought 2: other.\nAction 2: Search[Stranger Things]"]
+        ),
+        wiki=MemorySource(FEVER_PAGES),
+    )
+    context = Context(task="fever", approve=True)
+    graph.invoke({"question": CLAIM}, thread("edit"), context=context)
+    out = graph.invoke(Command(resume={"action": "Finish[true]"}), thread("edit"), context=context)
+    step = out["trajectory"][0]
+    assert (step["kind"], step["action"]) == ("invalid", "Finish[true]")
+    assert "is not a label" in step["observation"] and out["status"] == "running"
+    out = graph.invoke(
+        Command(resume={"action": "Finish[refuted]"}), thread("edit"), context=context
+    )
+    assert (out["status"], out["answer"]) == ("finished", "REFUTES")
+    assert out["trajectory"][-1]["action"] == "Finish[REFUTES]"
