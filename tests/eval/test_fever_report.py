@@ -61,7 +61,7 @@ def fever_and_hotpot_runs(tmp_path: Path) -> tuple[Path, Path]:
     snapshot_eval(claims, fever_snapshot, tmp_path / "fever-act", model, "act", task="fever")
     questions = tmp_path / "dev.json"
     questions.write_text(json.dumps(EVAL_DATA))
-    hotpot = ScriptedChatModel(outputs=EVAL_SCRIPT)  # type: ignore[arg-type]
+    hotpot = ScriptedChatModel(outputs=EVAL_SCRIPT)
     snapshot_eval(questions, write_snapshot(tmp_path / "p.db", PAGES), tmp_path / "hp", hotpot)
     return tmp_path / "fever-act", tmp_path / "hp"
 

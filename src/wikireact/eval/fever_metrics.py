@@ -54,7 +54,7 @@ def fever_seed_metrics(records: list[dict[str, Any]]) -> dict[str, float]:
 
 def confusion(records: Iterable[dict[str, Any]]) -> dict[str, dict[str, int]]:
     """Return gold label -> predicted label (or `none`) -> records, every cell present."""
-    table = {gold: dict.fromkeys([*LABELS, NONE], 0) for gold in LABELS}
+    table: dict[str, dict[str, int]] = {g: dict.fromkeys([*LABELS, NONE], 0) for g in LABELS}
     for record in records:
         gold = normalize_label(str(record["gold"]))
         if gold is not None:
@@ -64,7 +64,7 @@ def confusion(records: Iterable[dict[str, Any]]) -> dict[str, dict[str, int]]:
 
 def label_counts(records: Iterable[dict[str, Any]]) -> dict[str, int]:
     """Return how many records have each gold label (the sample's label distribution)."""
-    counts = dict.fromkeys(LABELS, 0)
+    counts: dict[str, int] = dict.fromkeys(LABELS, 0)
     for record in records:
         gold = normalize_label(str(record["gold"]))
         if gold is not None:
