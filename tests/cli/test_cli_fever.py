@@ -36,6 +36,8 @@ def test_ask_task_fever_json_and_the_thread_remembers_the_task(fever_args: list[
     history = runner.invoke(app, ["history", "c1", "--json"])
     assert history.exit_code == 0, history.output
     assert json.loads(history.stdout)["settings"]["task"] == "fever"
+    transcript = runner.invoke(app, ["history", "c1"])
+    assert f"Claim: {CLAIM}" in flat(transcript.output)
 
 
 def test_a_hotpotqa_ask_keeps_the_answer_as_written(fever_args: list[str]) -> None:

@@ -129,9 +129,11 @@ def show_transcript(
 ) -> None:
     """Print a thread as a transcript: question, status, answer and steps taken, then every step.
 
-    `status=False` prints only the question and the steps (the recap of `resume`).
+    `status=False` prints only the question and the steps (the recap of `resume`). A FEVER
+    thread's input is shown as its claim.
     """
-    console.print(labelled("Question:", "bold", question))
+    fever = (values.get("context") or {}).get("task") == "fever"
+    console.print(labelled("Claim:" if fever else "Question:", "bold", question))
     if status:
         console.print(labelled("Status:", "bold", values.get("status", "not started")))
         console.print(labelled("Answer:", "bold", answer_text(values)))
