@@ -179,8 +179,8 @@ def eval_command(
         Path | None,
         typer.Option(
             metavar="DIR",
-            show_default="eval-out/METHOD (FEVER: eval-out/fever-METHOD)",
-            help="output directory",
+            show_default="eval-out/METHOD",
+            help="output directory (FEVER runs: eval-out/fever-METHOD by default)",
         ),
     ] = None,
     resume: Annotated[
