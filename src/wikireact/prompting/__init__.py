@@ -1,1 +1,4 @@
-"""Prompts: the ReAct/Act prompt, the tools-protocol prompt, the small-model variant, few-shot exemplars."""
+"""Prompts: the ReAct/Act prompt, the tools-protocol prompt, the small-model variant, few-shot exemplars.
+
+`tasks` holds what differs between a HotpotQA question's prompts and a FEVER claim's.
+"""
