@@ -264,3 +264,29 @@ def test_eval_task_fever_with_the_paper_sample_options(
     assert sorted(ids) == sorted(["3687", "6238", "5388"])
     report = json.loads((tmp_path / "o" / "report.json").read_text())
     assert report["metrics"]["mean"]["accuracy"] == 1.0
+
+
+def test_a_shared_fever_run_reports_what_one_process_reports(
+    fever_files: tuple[Path, Path], tmp_path: Path, pg_url: str
+) -> None:
+    from support import eval_config
+
+    from wikireact import ScriptedChatModel
+    from wikireact.eval.run import run_eval
+    from wikireact.wiki.snapshot import SnapshotSource
+
+    dataset, snapshot = fever_files
+    reports = {
+        name: run_eval(
+            eval_config(dataset, snapshot, "react", task="fever", seeds=2),
+            tmp_path / name,
+            model=ScriptedChatModel(by_question=SCRIPTS["react"]),  # type: ignore[arg-type]
+            wiki=SnapshotSource.open(snapshot),
+            **({"db": pg_url, "run": "fever"} if name == "shared" else {}),
+        )
+        for name in ("single", "shared")
+    }
+    single, shared = (reports[n]["metrics"] for n in ("single", "shared"))
+    assert shared["mean"]["accuracy"] == single["mean"]["accuracy"] == pytest.approx(2 / 3)
+    assert shared["confusion"] == single["confusion"] and shared["labels"] == single["labels"]
+    assert reports["shared"]["settings"]["task"] == "fever"
