@@ -282,7 +282,8 @@ def test_a_shared_fever_run_reports_what_one_process_reports(
             tmp_path / name,
             model=ScriptedChatModel(by_question=SCRIPTS["react"]),  # type: ignore[arg-type]
             wiki=SnapshotSource.open(snapshot),
-            **({"db": pg_url, "run": "fever"} if name == "shared" else {}),
+            db=pg_url if name == "shared" else None,
+            run="fever" if name == "shared" else None,
         )
         for name in ("single", "shared")
     }
