@@ -99,6 +99,8 @@ def test_hotpotqa_and_fever_runs_are_never_in_one_table(
         assert "fever-act" not in hotpot_table and "35.1" in hotpot_table
         assert "64.6" not in hotpot_table
         assert "hp\n" not in fever_table and "64.6" in fever_table and "35.1" not in fever_table
+        assert ("P sup" in fever_table and "R nei" in fever_table) == wide
+        assert "F1" not in fever_table and "F1" in hotpot_table
     result = runner.invoke(app, ["eval", "report", "--paper", str(hotpot), str(fever)])
     assert result.exit_code == 0, result.output
     assert "error categories (questions" in result.stdout

@@ -40,8 +40,7 @@ COLUMNS = [
 ]
 FEVER_COLUMNS = [
     ("acc", "accuracy", 100, 1),
-    *[c for c in COLUMNS[2:4]],
-    ("invalid %", "invalid_action_rate", 100, 0),
+    *COLUMNS[2:5],  # finish %, steps, invalid %
     ("P sup", "precision_supports", 100, 0),
     ("R sup", "recall_supports", 100, 0),
     ("P ref", "precision_refutes", 100, 0),
