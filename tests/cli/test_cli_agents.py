@@ -5,14 +5,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
 from support import QUESTION, flat, write_script
 from typer.testing import CliRunner, Result
 
 from wikireact.cli.app import app
 
 runner = CliRunner()
-pytestmark = pytest.mark.usefixtures("cli_env")
+
 
 PLAN = (
     "Plan: Find Scott Derrickson's nationality.\n#E1 = Search[Scott Derrickson]\n"

@@ -15,7 +15,7 @@ runner = CliRunner()
 
 
 @pytest.fixture
-def fever_args(tmp_path: Path, cli_env: Path) -> list[str]:
+def fever_args(tmp_path: Path, data_dir: Path) -> list[str]:
     snapshot = write_snapshot(tmp_path / "fever.db", FEVER_PAGES)
     return ["--model", write_script(tmp_path, FEVER_RUN), "--wiki", str(snapshot)]
 

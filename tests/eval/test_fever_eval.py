@@ -80,7 +80,7 @@ EXPECTED: dict[str, dict[str, str | None]] = {
 
 
 @pytest.fixture
-def fever_files(tmp_path: Path, cli_env: Path) -> tuple[Path, Path]:
+def fever_files(tmp_path: Path, data_dir: Path) -> tuple[Path, Path]:
     """FEVER_DATA as a JSON-lines file, and a snapshot of FEVER_PAGES."""
     dataset = tmp_path / "paper_dev.jsonl"
     dataset.write_text("".join(json.dumps(r) + "\n" for r in FEVER_DATA))

@@ -30,7 +30,9 @@ def test_the_claims_load_as_a_fever_dataset_four_of_each_label() -> None:
     for label in ("SUPPORTS", "REFUTES", "NOT ENOUGH INFO"):
         assert sum(i.answer == label for i in items) == 4, label
     verifiable = [
-        (i.pages, r["page"]) for i, r in zip(items, _rows()) if r["label"] != "NOT ENOUGH INFO"
+        (i.pages, r["page"])
+        for i, r in zip(items, _rows(), strict=True)
+        if r["label"] != "NOT ENOUGH INFO"
     ]
     assert all(pages == (page,) for pages, page in verifiable)
 
