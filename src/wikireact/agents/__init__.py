@@ -23,6 +23,7 @@ DEFAULT_AGENT = "react"
 AGENTS: dict[str, str] = {
     "react": "wikireact.graph",
     "rewoo": "wikireact.agents.rewoo.graph",
+    "plan-execute": "wikireact.agents.plan_execute.graph",
 }
 """Each agent's name (`--agent`) and the module that builds its graph."""
 

@@ -27,7 +27,7 @@ of `wikireact.graph`). It differs from a `CompiledStateGraph` in three ways:
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
-from typing import Any
+from typing import Any, TypeVar
 
 from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.config import var_child_runnable_config
@@ -142,6 +142,9 @@ def as_json_output(output: Any) -> Any:
     return {**output, INTERRUPT_KEY: pending}
 
 
+GraphT = TypeVar("GraphT", bound=EpisodeGraph)
+
+
 class EpisodeStateGraph(StateGraph[State, Context, InputState, OutputState]):
     """The uncompiled ReAct graph; `compile` returns a `EpisodeGraph`."""
 
@@ -151,13 +154,17 @@ class EpisodeStateGraph(StateGraph[State, Context, InputState, OutputState]):
 
 
 def as_episode_graph(
-    compiled: CompiledStateGraph[State, Context, InputState, OutputState],
-) -> EpisodeGraph:
-    """Return an `EpisodeGraph` built from `compiled`'s parts (`compiled` itself is unchanged).
+    compiled: CompiledStateGraph[Any, Context, Any, Any],
+    kind: type[GraphT] = EpisodeGraph,  # type: ignore[assignment]
+) -> GraphT:
+    """Return an `EpisodeGraph` (or its subclass `kind`) built from `compiled`'s parts.
+
+    `compiled` itself is unchanged. An agent with its own state (`wikireact.agents`) is
+    compiled as a `StateGraph` of that state and passed here.
 
     The same construction LangGraph's own `Pregel.copy` uses: a compiled graph is its
     constructor's arguments, so a graph of the subclass is built from them; no object
     changes its class.
     """
     parts = {key: value for key, value in compiled.__dict__.items() if key != "__orig_class__"}
-    return EpisodeGraph(**parts)
+    return kind(**parts)

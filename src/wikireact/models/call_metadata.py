@@ -9,5 +9,8 @@ from __future__ import annotations
 
 CALL_INDEX_KEY = "wikireact_call_index"
 """The call's index within its episode (its step number minus one, or a CoT-SC sample index)."""
+CALL_OFFSET_KEY = "wikireact_call_offset"
+"""Model calls an enclosing agent made before this episode (e.g. Plan-and-Execute's planner and
+earlier sub-goals): `reason` adds it to the call index, so one script spans the whole run."""
 QUESTION_ID_KEY = "wikireact_question_id"
 """The evaluation question's id, when the call belongs to one."""

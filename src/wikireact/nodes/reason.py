@@ -5,12 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 from langchain_core.messages import AIMessage
+from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
 from wikireact.context import Context, validate_question
 from wikireact.episode.resources import DEFAULT_RESOURCES, Resources
 from wikireact.episode.stored_context import episode_context
 from wikireact.errors import ModelCallError
+from wikireact.models.call_metadata import CALL_OFFSET_KEY
 from wikireact.models.variants import prompt_variant
 from wikireact.nodes.model_call import call_model, reply_text, reply_tokens
 from wikireact.prompting.react import STOP_SEQUENCES
@@ -24,7 +26,10 @@ __all__ = ["ModelCallError", "reason"]
 
 
 def reason(
-    state: State, runtime: Runtime[Context], resources: Resources = DEFAULT_RESOURCES
+    state: State,
+    runtime: Runtime[Context],
+    config: RunnableConfig,
+    resources: Resources = DEFAULT_RESOURCES,
 ) -> dict[str, Any]:
     """Build the prompt (in the model's variant and task) from the question and history; call the model.
 
@@ -33,6 +38,10 @@ def reason(
     tools are bound to the model and the reply's tool calls are kept for `parse`. An outage
     of the model, or a setting found unusable mid-call (`wikireact.models.outages`), raises
     the resumable `ModelCallError`; any other exception is a bug and propagates as it is.
+
+    The call's index (run metadata `CALL_INDEX_KEY`, read by scripted and cached models) is
+    the step's index plus the calls an enclosing agent made before this episode
+    (`CALL_OFFSET_KEY` in the run's metadata; none for a plain ReAct episode).
     """
     context, kept = episode_context(state, runtime.context)
     question = validate_question(state.get("question"))
@@ -56,7 +65,7 @@ def reason(
     reply = call_model(
         runnable,
         messages,
-        index=len(history),
+        index=_call_offset(config) + len(history),
         failure=f"the model did not answer step {len(history) + 1}",
         stop=STOP_SEQUENCES,
     )
@@ -73,3 +82,9 @@ def reason(
             output_tokens=output_tokens,
         ),
     }
+
+
+def _call_offset(config: RunnableConfig) -> int:
+    """Return the model calls made before this episode by an enclosing agent (0 without one)."""
+    return int((config.get("metadata") or {}).get(CALL_OFFSET_KEY, 0))
+

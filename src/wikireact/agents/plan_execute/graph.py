@@ -1,0 +1,149 @@
+"""The Plan-and-Execute graph: plan -> execute -> replan -> execute ... -> END.
+
+Routers:
+- `route_start`: a new episode goes to `plan`; one that can go on (reopened with a larger
+  budget) to `replan`, which sees its results; an ended one to END.
+- `route_after_plan` / `route_after_replan`: a readable plan goes to `execute`; a malformed
+  reply is asked again once (back to the same node); an ended episode (Finish, a spent
+  budget, two malformed replies) goes to END.
+- After `execute` (one sub-goal's ReAct episode, run by the ReAct graph as a subgraph),
+  always `replan`.
+
+`graph` (module level, no checkpointer) is what `langgraph.json` serves; use
+`build_graph(checkpointer=...)` for standalone, resumable runs. Both are
+`PlanExecuteGraph`s: `EpisodeGraph`s (`wikireact.episode.compiled`) that also check the
+input's limits at the door.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from functools import partial
+from typing import Any, Literal, cast
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.graph import START, StateGraph
+from langgraph.runtime import Runtime
+
+from wikireact.agents.plan_execute.executor import make_executor
+from wikireact.agents.plan_execute.planning import plan, replan
+from wikireact.agents.plan_execute.state import PlanInput, PlanOutput, PlanState, read_limits
+from wikireact.context import Context
+from wikireact.episode.compiled import EpisodeGraph, as_episode_graph
+from wikireact.episode.resources import Resources
+from wikireact.episode.stored_context import can_continue, settle
+from wikireact.graph import make_builder as make_react_builder
+from wikireact.models.registry import load_chat_model
+from wikireact.prompting.exemplars import EpisodeExemplar
+from wikireact.wiki.base import WikiSource
+from wikireact.wiki.factory import open_source
+
+NAME = "plan-execute"
+
+
+class PlanExecuteGraph(EpisodeGraph):
+    """The compiled Plan-and-Execute graph: an `EpisodeGraph` whose door also reads the limits.
+
+    An input's `max_subgoals`/`subgoal_steps` out of range is refused with one line
+    (`ConfigurationError`) before LangGraph touches the thread.
+    """
+
+    def stream(
+        self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
+    ) -> Iterator[Any]:
+        """Check the input's limits, then run as an `EpisodeGraph`."""
+        read_limits(input)
+        yield from super().stream(input, config, **kwargs)
+
+    async def astream(
+        self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
+    ) -> AsyncIterator[Any]:
+        """Check the input's limits, then run as an `EpisodeGraph`."""
+        read_limits(input)
+        async for chunk in super().astream(input, config, **kwargs):
+            yield chunk
+
+
+def route_start(
+    state: PlanState, runtime: Runtime[Context]
+) -> Literal["plan", "replan", "__end__"]:
+    """Plan a new episode; let the replanner continue one reopened with more budget."""
+    settings = settle(state.get("context"), runtime.context)
+    if not can_continue(state, settings):
+        return "__end__"
+    return "replan" if state.get("subgoals") else "plan"
+
+
+def route_after_plan(state: PlanState) -> Literal["execute", "plan", "__end__"]:
+    """Run the plan; ask once more after a malformed one; stop once the episode ended."""
+    if state.get("status") != "running":
+        return "__end__"
+    return "plan" if state.get("planning_error") else "execute"
+
+
+def route_after_replan(state: PlanState) -> Literal["execute", "replan", "__end__"]:
+    """Run the remaining plan; ask once more after a malformed reply; stop at Finish or a limit."""
+    if state.get("status") != "running":
+        return "__end__"
+    return "replan" if state.get("planning_error") else "execute"
+
+
+def make_builder(resources: Resources | None = None) -> StateGraph[Any, Context, Any, Any]:
+    """Return the uncompiled graph; `resources` fixes the model and/or source instead of `Context`."""
+    resources = resources or Resources()
+    react = make_react_builder(resources).compile(name="react")
+    builder = StateGraph(
+        PlanState, context_schema=Context, input_schema=PlanInput, output_schema=PlanOutput
+    )
+    builder.add_node("plan", partial(plan, resources=resources))
+    builder.add_node("execute", cast(Any, make_executor(react)))
+    builder.add_node("replan", partial(replan, resources=resources))
+    builder.add_conditional_edges(START, route_start)
+    builder.add_conditional_edges("plan", route_after_plan)
+    builder.add_edge("execute", "replan")
+    builder.add_conditional_edges("replan", route_after_replan)
+    return cast(StateGraph[Any, Context, Any, Any], builder)
+
+
+def compile_graph(
+    builder: StateGraph[Any, Context, Any, Any],
+    checkpointer: BaseCheckpointSaver | None = None,
+    interrupt_before: list[str] | None = None,
+) -> PlanExecuteGraph:
+    """Compile `builder` as a `PlanExecuteGraph` (built from the compiled graph's parts)."""
+    compiled = builder.compile(
+        checkpointer=checkpointer, interrupt_before=interrupt_before, name=NAME
+    )
+    return as_episode_graph(compiled, PlanExecuteGraph)
+
+
+def build_graph(
+    checkpointer: BaseCheckpointSaver | None = None,
+    *,
+    model: BaseChatModel | str | None = None,
+    wiki: WikiSource | str | None = None,
+    interrupt_before: list[str] | None = None,
+    exemplars: tuple[EpisodeExemplar, ...] | None = None,
+) -> PlanExecuteGraph:
+    """Compile the Plan-and-Execute graph (same arguments as `wikireact.graph.build_graph`).
+
+    Args:
+        checkpointer: e.g. `SqliteSaver(conn)`; makes every episode a resumable thread
+            (the sub-goals' ReAct episodes are saved in it too, in their own namespaces).
+        model: a LangChain chat model or a `provider:model` string; default: `Context.model`.
+        wiki: a `WikiSource` or a source string; default: `Context.wiki`.
+        interrupt_before: nodes to pause before (`plan`, `execute`, `replan`).
+        exemplars: few-shot ReAct episodes for the sub-goals; default: wikireact's own.
+    """
+    resources = Resources(
+        model=load_chat_model(model) if isinstance(model, str) else model,
+        wiki=open_source(wiki) if isinstance(wiki, str) else wiki,
+        exemplars=exemplars,
+    )
+    return compile_graph(make_builder(resources), checkpointer, interrupt_before)
+
+
+builder = make_builder()
+graph = compile_graph(builder)

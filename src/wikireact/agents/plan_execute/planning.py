@@ -1,0 +1,138 @@
+"""`plan` and `replan`: the two planning nodes (one model call each, no side effects).
+
+`plan` asks for the numbered sub-goals. `replan`, after each sub-goal, sees the results so
+far and answers `Finish[answer]` or the sub-goals that remain; when the budget is spent
+(sub-goals or steps) it may only answer, and a list then ends the episode
+`budget_exhausted`. A malformed reply is an `invalid` outcome recorded in `plans`; the
+node is asked once more with the reason, and a second one in a row ends the episode
+`invalid_plan`. Each call counts in `model_calls` and `usage` like a step's.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import BaseMessage
+from langgraph.runtime import Runtime
+
+from wikireact.agents.plan_execute.prompts import planner_messages, replanner_messages
+from wikireact.agents.plan_execute.replies import Reply, read_reply
+from wikireact.agents.plan_execute.state import (
+    PLANNING_ATTEMPTS,
+    CallKind,
+    PlanRecord,
+    PlanState,
+    PlanUsage,
+    read_limits,
+)
+from wikireact.context import Context, validate_question
+from wikireact.episode.resources import DEFAULT_RESOURCES, Resources
+from wikireact.episode.stored_context import episode_context
+from wikireact.nodes.model_call import call_model as model_call
+from wikireact.nodes.model_call import reply_text, reply_tokens
+from wikireact.prompting.react import STOP_SEQUENCES
+from wikireact.protocols.text import cut_at_observation
+
+
+def plan(
+    state: PlanState, runtime: Runtime[Context], resources: Resources = DEFAULT_RESOURCES
+) -> dict[str, Any]:
+    """Ask the model for the numbered sub-goals of the question."""
+    context, kept = episode_context(state, runtime.context)  # type: ignore[arg-type]
+    limits = read_limits(state)
+    question = validate_question(state.get("question"))
+    messages = planner_messages(question, limits.max_subgoals, state.get("planning_error"))
+    return {
+        **kept,
+        **_ask(state, resources.chat_model(context), messages, "plan", limits.max_subgoals),
+    }
+
+
+def replan(
+    state: PlanState, runtime: Runtime[Context], resources: Resources = DEFAULT_RESOURCES
+) -> dict[str, Any]:
+    """Show the model the results so far; read `Finish[answer]` or the sub-goals that remain."""
+    context, kept = episode_context(state, runtime.context)  # type: ignore[arg-type]
+    limits = read_limits(state)
+    results = state.get("subgoals") or []
+    steps_left = context.max_steps - state.get("steps", 0)
+    goals_left = limits.max_subgoals - len(results) if steps_left > 0 else 0
+    messages = replanner_messages(
+        validate_question(state.get("question")),
+        results,
+        state.get("plan") or [],
+        goals_left,
+        state.get("planning_error"),
+    )
+    return {**kept, **_ask(state, resources.chat_model(context), messages, "replan", goals_left)}
+
+
+def _ask(
+    state: PlanState,
+    model: BaseChatModel,
+    messages: list[BaseMessage],
+    call: CallKind,
+    goals_left: int,
+) -> dict[str, Any]:
+    """Call the model, read its reply, and return the state update (see the module docstring)."""
+    calls, steps = state.get("model_calls", 0), state.get("steps", 0)
+    text, tokens_in, tokens_out = call_model(model, messages, calls, call)
+    reply = read_reply(text, finish_allowed=call == "replan")
+    update: dict[str, Any] = {
+        "model_calls": calls + 1,
+        "plans": [_record(call, text, reply, steps)],
+        "usage": [
+            PlanUsage(
+                step=steps,
+                input_tokens=tokens_in,
+                output_tokens=tokens_out,
+                wiki_requests=0,
+                call=call,
+                subgoal=None,
+            )
+        ],
+        "planning_error": reply.error,
+    }
+    if reply.error is not None:
+        invalid = state.get("invalid_replies", 0) + 1
+        update["invalid_replies"] = invalid
+        if invalid >= PLANNING_ATTEMPTS:
+            update["status"] = "invalid_plan"
+        return update
+    update["invalid_replies"] = 0
+    if reply.finish is not None:
+        return update | {"status": "finished", "answer": reply.finish, "plan": []}
+    if goals_left <= 0:
+        return update | {"status": "budget_exhausted", "plan": list(reply.subgoals)}
+    return update | {"plan": list(reply.subgoals[:goals_left])}
+
+
+def call_model(
+    model: BaseChatModel, messages: list[BaseMessage], index: int, call: CallKind
+) -> tuple[str, int, int]:
+    """Return the model's reply text and its input and output tokens.
+
+    `index` is the call's index in the episode (run metadata for scripted and cached
+    models). An outage raises `ModelCallError` with one line (the thread can be resumed);
+    see `wikireact.nodes.model_call`.
+    """
+    reply = model_call(
+        model,
+        messages,
+        index=index,
+        failure=f"the model did not answer the {call} call",
+        stop=STOP_SEQUENCES,
+    )
+    return (cut_at_observation(reply_text(reply)), *reply_tokens(reply))
+
+
+def _record(call: CallKind, text: str, reply: Reply, steps: int) -> PlanRecord:
+    return PlanRecord(
+        call=call,
+        raw=text,
+        subgoals=list(reply.subgoals),
+        finish=reply.finish,
+        error=reply.error,
+        after_step=steps,
+    )
