@@ -8,7 +8,7 @@ import pytest
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 from pe_scripts import PLAN, REPLANNED, WHOLE_RUN, WHOLE_RUN_ACTIONS
-from support import QUESTION
+from support import QUESTION, TOOLS_RUN
 
 from wikireact import Context, MemorySource, ScriptedChatModel
 from wikireact.agents import AGENTS
@@ -66,6 +66,22 @@ def test_plan_subgoals_replan_then_finish_is_one_scripted_run(
     assert all(u["input_tokens"] > 0 and u["output_tokens"] > 0 for u in out["usage"])
     assert sum(u["wiki_requests"] for u in out["usage"]) == 2 == wiki.requests
     assert out["plan"] == []
+
+
+def test_tools_protocol_plans_in_text_and_runs_subgoals_with_tool_calls(
+    wiki: MemorySource,
+) -> None:
+    values, _ = run(["1. Answer the question.", *TOOLS_RUN, "Finish[yes]"], wiki, protocol="tools")
+    assert values["answer"] == "yes" and values["status"] == "finished"
+    assert [s["action"] for s in values["trajectory"]] == [
+        "Search[Scott Derrickson]",
+        "Search[Ed Wood]",
+        "Lookup[born]",
+        "Finish[yes]",
+    ]
+    assert values["trajectory"][0]["calls"][0]["name"] == "search"
+    assert {a["protocol"] for a in values["audit"]} == {"tools"}
+    assert values["model_calls"] == 6
 
 
 def test_each_subgoal_asks_its_own_question_with_the_results_so_far(wiki: MemorySource) -> None:
