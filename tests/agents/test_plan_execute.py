@@ -287,3 +287,24 @@ def test_approval_pauses_inside_the_subgraph_and_resumes(
     ]
     assert wiki.requests == 2  # the rejected Search never ran; nothing ran twice
     assert out["model_calls"] == len(APPROVAL_RUN)
+
+
+def test_an_episode_out_of_steps_continues_when_a_run_raises_the_budget(
+    wiki: MemorySource,
+) -> None:
+    script = [
+        PLAN,
+        *SEARCH_AND_FINISH,
+        "1. Find Ed Wood's nationality.",  # the 2 steps are spent: ends budget_exhausted
+        "1. Find Ed Wood's nationality.",  # reopened with 6 steps: the replanner goes on
+        "Thought: his page.\nAction: Search[Ed Wood]",
+        "Thought: American.\nAction: Finish[American]",
+        "Finish[yes]",
+    ]
+    graph = build_graph(InMemorySaver(), model=ScriptedChatModel(outputs=script), wiki=wiki)
+    first = graph.invoke({"question": QUESTION}, thread(), context=Context(max_steps=2))
+    assert first["status"] == "budget_exhausted" and first["steps"] == 2
+    out = graph.invoke({"question": QUESTION}, thread(), context=Context(max_steps=6))
+    assert out["status"] == "finished" and out["answer"] == "yes"
+    assert [r["answer"] for r in out["subgoals"]] == ["American", "American"]
+    assert out["steps"] == 4 and out["model_calls"] == len(script) == len(out["usage"])

@@ -97,15 +97,15 @@ def _ask(
     if reply.error is not None:
         invalid = state.get("invalid_replies", 0) + 1
         update["invalid_replies"] = invalid
-        if invalid >= PLANNING_ATTEMPTS:
-            update["status"] = "invalid_plan"
+        update["status"] = "invalid_plan" if invalid >= PLANNING_ATTEMPTS else "running"
         return update
     update["invalid_replies"] = 0
     if reply.finish is not None:
         return update | {"status": "finished", "answer": reply.finish, "plan": []}
     if goals_left <= 0:
         return update | {"status": "budget_exhausted", "plan": list(reply.subgoals)}
-    return update | {"plan": list(reply.subgoals[:goals_left])}
+    # "running" also reopens an episode that had run out of budget (a run raised it).
+    return update | {"status": "running", "plan": list(reply.subgoals[:goals_left])}
 
 
 def call_model(
