@@ -41,6 +41,8 @@ FULL_VALUE_EVERY = 16
 ENDED: frozenset[str] = frozenset(
     {"finished", "budget_exhausted", "repetition_halted", "invalid_plan", "no_answer"}
 )
+"""Statuses of an ended episode; `invalid_plan` is a planning agent's (two malformed plans),
+`no_answer` ReWOO's (a solver reply without Finish)."""
 StepKind = Literal["executed", "invalid", "repeat", "finish", "rejected", "plan"]
 """What a step was: `executed` (a Search/Lookup ran), `invalid` (format error), `repeat` (the
 same action in the same environment state as an earlier step: not executed), `finish`,

@@ -14,6 +14,7 @@ from wikireact import Context, MemorySource, ScriptedChatModel
 from wikireact.agents import AGENTS
 from wikireact.agents.plan_execute.graph import build_graph
 from wikireact.errors import ConfigurationError
+from wikireact.state import episode_ended
 
 SEARCH_AND_FINISH = [
     "Thought: his page.\nAction: Search[Scott Derrickson]",
@@ -308,3 +309,8 @@ def test_an_episode_out_of_steps_continues_when_a_run_raises_the_budget(
     assert out["status"] == "finished" and out["answer"] == "yes"
     assert [r["answer"] for r in out["subgoals"]] == ["American", "American"]
     assert out["steps"] == 4 and out["model_calls"] == len(script) == len(out["usage"])
+
+
+def test_an_invalid_plan_has_ended(wiki: MemorySource) -> None:
+    values, _ = run(["no plan", "still none"], wiki)
+    assert values["status"] == "invalid_plan" and episode_ended(values)
