@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.types import Command, StateSnapshot
 from pe_scripts import PLAN, REPLANNED, WHOLE_RUN, WHOLE_RUN_ACTIONS
 from support import QUESTION, TOOLS_RUN
 
@@ -14,6 +15,7 @@ from wikireact import Context, MemorySource, ScriptedChatModel
 from wikireact.agents import AGENTS
 from wikireact.agents.plan_execute.graph import build_graph
 from wikireact.errors import ConfigurationError
+from wikireact.models.scripted import ScriptOutput
 from wikireact.state import episode_ended
 
 SEARCH_AND_FINISH = [
@@ -167,7 +169,7 @@ def test_two_malformed_replies_of_the_replanner_end_the_episode(wiki: MemorySour
 
 
 def test_a_malformed_reply_then_a_good_one_resets_the_count(wiki: MemorySource) -> None:
-    script = [
+    script: list[ScriptOutput] = [
         "nonsense",
         PLAN,
         *SEARCH_AND_FINISH,
@@ -182,7 +184,7 @@ def test_a_malformed_reply_then_a_good_one_resets_the_count(wiki: MemorySource) 
 
 
 def test_a_subgoal_runs_with_its_own_step_budget(wiki: MemorySource) -> None:
-    script = [
+    script: list[ScriptOutput] = [
         PLAN,
         "Thought: page.\nAction: Search[Scott Derrickson]",
         "Thought: more.\nAction: Lookup[Denver]",  # the sub-goal's budget (2) ends here
@@ -208,7 +210,7 @@ def test_a_subgoal_runs_with_its_own_step_budget(wiki: MemorySource) -> None:
 def test_the_total_step_budget_caps_the_last_subgoal_then_asks_for_an_answer(
     wiki: MemorySource,
 ) -> None:
-    script = [
+    script: list[ScriptOutput] = [
         PLAN,
         *SEARCH_AND_FINISH,
         "1. Find Ed Wood's nationality.",
@@ -222,7 +224,7 @@ def test_the_total_step_budget_caps_the_last_subgoal_then_asks_for_an_answer(
 
 
 def test_a_list_after_the_budget_is_spent_ends_budget_exhausted(wiki: MemorySource) -> None:
-    script = [
+    script: list[ScriptOutput] = [
         "1. Find Scott Derrickson's nationality.\n2. Find Ed Wood's nationality.\n3. Compare.",
         *SEARCH_AND_FINISH,
         "1. Find Ed Wood's nationality.",  # no sub-goal may run any more
@@ -245,7 +247,7 @@ def test_limits_out_of_range_are_refused_at_the_door(wiki: MemorySource) -> None
     assert not graph.get_state(thread()).values  # nothing was stored
 
 
-APPROVAL_RUN = [
+APPROVAL_RUN: list[ScriptOutput] = [
     PLAN,
     *SEARCH_AND_FINISH,
     "1. Find Ed Wood's nationality.",
@@ -259,8 +261,6 @@ APPROVAL_RUN = [
 def test_approval_pauses_inside_the_subgraph_and_resumes(
     checkpointer: BaseCheckpointSaver, wiki: MemorySource
 ) -> None:
-    from langgraph.types import Command
-
     graph = build_graph(checkpointer, model=ScriptedChatModel(outputs=APPROVAL_RUN), wiki=wiki)
     out = graph.invoke({"question": QUESTION}, thread(), context=Context(approve=True))
     decisions = [{"approve": True, "by": "alice"}, {"reject": "not yet", "by": "bob"}, True]
@@ -274,7 +274,10 @@ def test_approval_pauses_inside_the_subgraph_and_resumes(
         requests.append(wiki.requests)
         # Studio and get_state see the paused sub-goal's state.
         inner = graph.get_state(thread(), subgraphs=True).tasks[0].state
-        assert inner.values["current"]["action_text"] == request["proposed_action"]
+        assert (
+            isinstance(inner, StateSnapshot)
+            and inner.values["current"]["action_text"] == request["proposed_action"]
+        )
         out = graph.invoke(Command(resume=decisions[len(asked) - 1]), thread())
     assert asked == ["Search[Scott Derrickson]", "Search[Ed Wood]", "Search[Ed Wood]"]
     assert requests == [0, 1, 1]  # paused before each Search ran
@@ -293,7 +296,7 @@ def test_approval_pauses_inside_the_subgraph_and_resumes(
 def test_an_episode_out_of_steps_continues_when_a_run_raises_the_budget(
     wiki: MemorySource,
 ) -> None:
-    script = [
+    script: list[ScriptOutput] = [
         PLAN,
         *SEARCH_AND_FINISH,
         "1. Find Ed Wood's nationality.",  # the 2 steps are spent: ends budget_exhausted

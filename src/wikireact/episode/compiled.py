@@ -27,7 +27,7 @@ of `wikireact.graph`). It differs from a `CompiledStateGraph` in three ways:
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
-from typing import Any, TypeVar
+from typing import Any, TypeVar, overload
 
 from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.config import var_child_runnable_config
@@ -153,10 +153,20 @@ class EpisodeStateGraph(StateGraph[State, Context, InputState, OutputState]):
         return as_episode_graph(super().compile(*args, **kwargs))
 
 
+@overload
+def as_episode_graph(compiled: CompiledStateGraph[Any, Context, Any, Any]) -> EpisodeGraph: ...
+
+
+@overload
+def as_episode_graph(
+    compiled: CompiledStateGraph[Any, Context, Any, Any], kind: type[GraphT]
+) -> GraphT: ...
+
+
 def as_episode_graph(
     compiled: CompiledStateGraph[Any, Context, Any, Any],
-    kind: type[GraphT] = EpisodeGraph,  # type: ignore[assignment]
-) -> GraphT:
+    kind: type[EpisodeGraph] = EpisodeGraph,
+) -> EpisodeGraph:
     """Return an `EpisodeGraph` (or its subclass `kind`) built from `compiled`'s parts.
 
     `compiled` itself is unchanged. An agent with its own state (`wikireact.agents`) is
