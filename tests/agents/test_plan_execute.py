@@ -317,3 +317,18 @@ def test_an_episode_out_of_steps_continues_when_a_run_raises_the_budget(
 def test_an_invalid_plan_has_ended(wiki: MemorySource) -> None:
     values, _ = run(["no plan", "still none"], wiki)
     assert values["status"] == "invalid_plan" and episode_ended(values)
+
+
+def test_a_model_failure_inside_a_subgoal_resumes_there(
+    checkpointer: BaseCheckpointSaver, wiki: MemorySource
+) -> None:
+    model = ScriptedChatModel(outputs=WHOLE_RUN, errors={6: TimeoutError("model timed out")})
+    graph = build_graph(checkpointer, model=model, wiki=wiki)
+    with pytest.raises(Exception, match="did not answer step 3"):
+        graph.invoke({"question": QUESTION}, thread())
+    inner = graph.get_state(thread(), subgraphs=True).tasks[0].state
+    assert isinstance(inner, StateSnapshot) and inner.values["steps"] == 2
+    model.errors.clear()  # the model is back
+    out = graph.invoke({"question": QUESTION}, thread())  # the same question continues it
+    assert out["answer"] == "yes" and [s["action"] for s in out["trajectory"]] == WHOLE_RUN_ACTIONS
+    assert out["model_calls"] == len(WHOLE_RUN) and wiki.requests == 2  # nothing ran twice
