@@ -225,7 +225,8 @@ def parse_plans(text: str) -> tuple[PlanExemplar, ...]:
     )
 
 
-def _read(path: Path) -> tuple[dict[str, Any], str]:
+def read_prompt_file(path: Path) -> tuple[dict[str, Any], str]:
+    """Return a prompt file's texts by key and its SHA-256; `PromptFileError` (one line) if unusable."""
     try:
         raw = path.read_bytes()
     except OSError as exc:
@@ -251,7 +252,7 @@ def load_prompts(
     needs = tuple(needs)
     file = path or (DEFAULT_PLAN_PROMPTS if "rewoo" in needs else TASK_PROMPTS[task])
     default_keys = TASK_KEYS[task]
-    data, digest = _read(file)
+    data, digest = read_prompt_file(file)
     for key in keys:
         if key not in data:
             raise PromptFileError(

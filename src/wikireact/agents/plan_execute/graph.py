@@ -29,6 +29,7 @@ from langgraph.runtime import Runtime
 
 from wikireact.agents.plan_execute.executor import make_executor
 from wikireact.agents.plan_execute.planning import plan, replan
+from wikireact.agents.plan_execute.prompts import PlanExemplars
 from wikireact.agents.plan_execute.state import PlanInput, PlanOutput, PlanState, read_limits
 from wikireact.context import Context
 from wikireact.episode.compiled import EpisodeGraph, as_episode_graph
@@ -90,16 +91,22 @@ def route_after_replan(state: PlanState) -> Literal["execute", "replan", "__end_
     return "replan" if state.get("planning_error") else "execute"
 
 
-def make_builder(resources: Resources | None = None) -> StateGraph[Any, Context, Any, Any]:
-    """Return the uncompiled graph; `resources` fixes the model and/or source instead of `Context`."""
+def make_builder(
+    resources: Resources | None = None, plan_exemplars: PlanExemplars | None = None
+) -> StateGraph[Any, Context, Any, Any]:
+    """Return the uncompiled graph; `resources` fixes the model and/or source instead of `Context`.
+
+    `plan_exemplars` are the planner's and replanner's (default: wikireact's own);
+    `resources.exemplars` are the sub-goals' ReAct episodes'.
+    """
     resources = resources or Resources()
     react = make_react_builder(resources).compile(name="react")
     builder = StateGraph(
         PlanState, context_schema=Context, input_schema=PlanInput, output_schema=PlanOutput
     )
-    builder.add_node("plan", partial(plan, resources=resources))
+    builder.add_node("plan", partial(plan, resources=resources, exemplars=plan_exemplars))
     builder.add_node("execute", cast(Any, make_executor(react)))
-    builder.add_node("replan", partial(replan, resources=resources))
+    builder.add_node("replan", partial(replan, resources=resources, exemplars=plan_exemplars))
     builder.add_conditional_edges(START, route_start)
     builder.add_conditional_edges("plan", route_after_plan)
     builder.add_edge("execute", "replan")
@@ -126,6 +133,7 @@ def build_graph(
     wiki: WikiSource | str | None = None,
     interrupt_before: list[str] | None = None,
     exemplars: tuple[EpisodeExemplar, ...] | None = None,
+    plan_exemplars: PlanExemplars | None = None,
 ) -> PlanExecuteGraph:
     """Compile the Plan-and-Execute graph (same arguments as `wikireact.graph.build_graph`).
 
@@ -136,13 +144,15 @@ def build_graph(
         wiki: a `WikiSource` or a source string; default: `Context.wiki`.
         interrupt_before: nodes to pause before (`plan`, `execute`, `replan`).
         exemplars: few-shot ReAct episodes for the sub-goals; default: wikireact's own.
+        plan_exemplars: the planner's and replanner's examples (`load_plan_exemplars(FILE)`,
+            from a prompt file); default: wikireact's own.
     """
     resources = Resources(
         model=load_chat_model(model) if isinstance(model, str) else model,
         wiki=open_source(wiki) if isinstance(wiki, str) else wiki,
         exemplars=exemplars,
     )
-    return compile_graph(make_builder(resources), checkpointer, interrupt_before)
+    return compile_graph(make_builder(resources, plan_exemplars), checkpointer, interrupt_before)
 
 
 builder = make_builder()

@@ -16,7 +16,12 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
 from langgraph.runtime import Runtime
 
-from wikireact.agents.plan_execute.prompts import planner_messages, replanner_messages
+from wikireact.agents.plan_execute.prompts import (
+    PlanExemplars,
+    default_plan_exemplars,
+    planner_messages,
+    replanner_messages,
+)
 from wikireact.agents.plan_execute.replies import Reply, read_reply
 from wikireact.agents.plan_execute.state import (
     PLANNING_ATTEMPTS,
@@ -36,13 +41,21 @@ from wikireact.protocols.text import cut_at_observation
 
 
 def plan(
-    state: PlanState, runtime: Runtime[Context], resources: Resources = DEFAULT_RESOURCES
+    state: PlanState,
+    runtime: Runtime[Context],
+    resources: Resources = DEFAULT_RESOURCES,
+    exemplars: PlanExemplars | None = None,
 ) -> dict[str, Any]:
-    """Ask the model for the numbered sub-goals of the question."""
+    """Ask the model for the numbered sub-goals of the question (`exemplars`: the prompt's)."""
     context, kept = episode_context(state, runtime.context)  # type: ignore[arg-type]
     limits = read_limits(state)
     question = validate_question(state.get("question"))
-    messages = planner_messages(question, limits.max_subgoals, state.get("planning_error"))
+    messages = planner_messages(
+        question,
+        limits.max_subgoals,
+        state.get("planning_error"),
+        exemplars or default_plan_exemplars(),
+    )
     return {
         **kept,
         **_ask(state, resources.chat_model(context), messages, "plan", limits.max_subgoals),
@@ -50,7 +63,10 @@ def plan(
 
 
 def replan(
-    state: PlanState, runtime: Runtime[Context], resources: Resources = DEFAULT_RESOURCES
+    state: PlanState,
+    runtime: Runtime[Context],
+    resources: Resources = DEFAULT_RESOURCES,
+    exemplars: PlanExemplars | None = None,
 ) -> dict[str, Any]:
     """Show the model the results so far; read `Finish[answer]` or the sub-goals that remain."""
     context, kept = episode_context(state, runtime.context)  # type: ignore[arg-type]
@@ -64,6 +80,7 @@ def replan(
         state.get("plan") or [],
         goals_left,
         state.get("planning_error"),
+        exemplars or default_plan_exemplars(),
     )
     return {**kept, **_ask(state, resources.chat_model(context), messages, "replan", goals_left)}
 
