@@ -131,7 +131,14 @@ def test_shipped_exemplars_keep_the_prompt_text() -> None:
     ).hexdigest()
     assert digest == "ca73352ebbec4fabb0dc6c9f2c855f00c3d00094cd817110f545a3c01a7a68e6"
     data = json.loads(DEFAULT_PROMPTS.read_text())
-    assert set(data) == {"webthink_simple6", "webact_simple6", "cotqa_simple6", "webqa_simple6"}
+    assert set(data) == {
+        "webthink_simple6",
+        "webact_simple6",
+        "cotqa_simple6",
+        "webqa_simple6",
+        "planexecute_plan_simple3",
+        "planexecute_replan_simple3",
+    }
     assert len(parse_episodes(data["webthink_simple6"])) == 3
 
 
