@@ -65,7 +65,9 @@ def _context_of(fields: tuple[tuple[str, Any], ...]) -> Context:
     return Context.read(dict(fields))
 
 
-def episode_context(state: State, context: object) -> tuple[Context, dict[str, Any]]:
+def episode_context(
+    state: State | Mapping[str, Any], context: object
+) -> tuple[Context, dict[str, Any]]:
     """Return a node's settings and the state update that keeps them with the episode.
 
     The update is empty when nothing changed; a new episode's also sets `EPISODE_START`.

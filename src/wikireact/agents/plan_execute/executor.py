@@ -51,7 +51,7 @@ def make_executor(react: EpisodeGraph) -> Executor:
         state: PlanState, runtime: Runtime[Context], config: RunnableConfig
     ) -> dict[str, Any]:
         """Run the next sub-goal to its end and record its steps and result."""
-        context, kept = episode_context(state, runtime.context)  # type: ignore[arg-type]
+        context, kept = episode_context(state, runtime.context)
         remaining = state.get("plan") or []
         if not remaining:  # unreachable through the routers; kept total for manual updates
             return kept

@@ -47,7 +47,7 @@ def plan(
     exemplars: PlanExemplars | None = None,
 ) -> dict[str, Any]:
     """Ask the model for the numbered sub-goals of the question (`exemplars`: the prompt's)."""
-    context, kept = episode_context(state, runtime.context)  # type: ignore[arg-type]
+    context, kept = episode_context(state, runtime.context)
     limits = read_limits(state)
     question = validate_question(state.get("question"))
     messages = planner_messages(
@@ -69,7 +69,7 @@ def replan(
     exemplars: PlanExemplars | None = None,
 ) -> dict[str, Any]:
     """Show the model the results so far; read `Finish[answer]` or the sub-goals that remain."""
-    context, kept = episode_context(state, runtime.context)  # type: ignore[arg-type]
+    context, kept = episode_context(state, runtime.context)
     limits = read_limits(state)
     results = state.get("subgoals") or []
     steps_left = context.max_steps - state.get("steps", 0)
