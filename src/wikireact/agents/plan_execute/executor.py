@@ -20,7 +20,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, cast
 
-from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
 from wikireact.agents.plan_execute.prompts import subgoal_question
@@ -37,7 +36,7 @@ from wikireact.episode.compiled import EpisodeGraph
 from wikireact.episode.stored_context import episode_context
 from wikireact.models.call_metadata import CALL_OFFSET_KEY
 
-Executor = Callable[[PlanState, Runtime[Context], RunnableConfig], dict[str, Any]]
+Executor = Callable[[PlanState, Runtime[Context]], dict[str, Any]]
 
 
 def make_executor(react: EpisodeGraph) -> Executor:
@@ -47,9 +46,7 @@ def make_executor(react: EpisodeGraph) -> Executor:
     `xray`, `get_state(subgraphs=True)`, Studio).
     """
 
-    def execute(
-        state: PlanState, runtime: Runtime[Context], config: RunnableConfig
-    ) -> dict[str, Any]:
+    def execute(state: PlanState, runtime: Runtime[Context]) -> dict[str, Any]:
         """Run the next sub-goal to its end and record its steps and result."""
         context, kept = episode_context(state, runtime.context)
         remaining = state.get("plan") or []
