@@ -3,8 +3,8 @@
 The exemplars are texts of a prompt file (`wikireact.prompting.exemplars`): keys
 `planexecute_plan_simple3` (questions, each followed by its numbered sub-goals) and
 `planexecute_replan_simple3` (questions with results so far, each followed by `Reply:` and
-the replanner's answer). wikireact ships its own, written for this project (none is a
-HotpotQA question); `load_plan_exemplars(FILE)` reads another file's.
+the replanner's answer). wikireact ships its own, written for this project (none of
+its questions is in HotpotQA's dev set); `load_plan_exemplars(FILE)` reads another file's.
 
 Planning stays text in both protocols: the plan is a numbered list and the replanner's
 answer a `Finish[answer]` line, read by `wikireact.agents.plan_execute.replies`; only the
