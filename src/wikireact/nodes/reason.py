@@ -87,4 +87,3 @@ def reason(
 def _call_offset(config: RunnableConfig) -> int:
     """Return the model calls made before this episode by an enclosing agent (0 without one)."""
     return int((config.get("metadata") or {}).get(CALL_OFFSET_KEY, 0))
-

@@ -34,7 +34,7 @@ def plan(
     examples: tuple[PlanExemplar, ...] | None = None,
 ) -> dict[str, Any]:
     """Ask the model for the plan (shown `examples`: None, wikireact's own); record it as a step."""
-    context, kept = episode_context(state, runtime.context)  # type: ignore[arg-type]
+    context, kept = episode_context(state, runtime.context)
     question = validate_question(state.get("question"))
     written = state.get("plans", 0)
     reply = call_model(
