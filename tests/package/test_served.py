@@ -281,4 +281,5 @@ def test_wikireact_studio_serves_the_installed_graph_without_a_langgraph_json(
     assert {(a["graph_id"], a["name"]) for a in assistants} == {
         ("agent", "wikireact"),
         ("rewoo", "wikireact-rewoo"),
+        ("plan-execute", "wikireact-plan-execute"),
     }

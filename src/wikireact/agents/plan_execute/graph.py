@@ -41,7 +41,7 @@ from wikireact.prompting.exemplars import EpisodeExemplar
 from wikireact.wiki.base import WikiSource
 from wikireact.wiki.factory import open_source
 
-NAME = "plan-execute"
+NAME = "wikireact-plan-execute"
 
 
 class PlanExecuteGraph(EpisodeGraph):
