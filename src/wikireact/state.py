@@ -242,6 +242,13 @@ class InputState(TypedDict):
 
     question: str
     """The question to answer (at most 2,000 characters). One thread holds one question."""
+    lessons: NotRequired[list[str]]
+    """Lessons from earlier attempts at this question, shown to the model before the question
+    (`wikireact.prompting.lessons`); none by default. Reflexion's trials set them."""
+    calls_before: NotRequired[int]
+    """Model calls the run made before this episode (0 by default). An agent that runs several
+    episodes in one run (Reflexion's trials) sets it, so each model call keeps its own index
+    in the run (`wikireact_call_index`: a scripted model's output, a model cache's key)."""
 
 
 @DESCRIBED

@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 from wikireact import Context, ScriptedChatModel, build_graph
 from wikireact.cli.app import app
 from wikireact.errors import ModelCallError
-from wikireact.prompting.react import sanitize_observation
+from wikireact.prompting.quoting import sanitize_observation
 from wikireact.protocols.text import Action, parse_action, valid_unicode
 from wikireact.storage.sqlite.threads import SqliteThreads
 from wikireact.wiki.snapshot import SnapshotDatabase, SnapshotSource

@@ -24,6 +24,7 @@ AGENTS: dict[str, str] = {
     "react": "wikireact.graph",
     "rewoo": "wikireact.agents.rewoo.graph",
     "plan-execute": "wikireact.agents.plan_execute.graph",
+    "reflexion": "wikireact.agents.reflexion.graph",
 }
 """Each agent's name (`--agent`) and the module that builds its graph."""
 

@@ -25,7 +25,7 @@ from wikireact.episode.audit import utc_now
 from wikireact.episode.resources import DEFAULT_RESOURCES, Resources
 from wikireact.episode.stored_context import episode_context
 from wikireact.errors import WikiOutageError
-from wikireact.prompting.react import sanitize_observation
+from wikireact.prompting.quoting import sanitize_observation
 from wikireact.protocols.labels import as_verdict
 from wikireact.protocols.text import Action, FormatError
 from wikireact.state import ActionDict, CurrentStep, State

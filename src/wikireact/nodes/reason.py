@@ -31,7 +31,7 @@ def reason(
     config: RunnableConfig,
     resources: Resources = DEFAULT_RESOURCES,
 ) -> dict[str, Any]:
-    """Build the prompt (in the model's variant and task) from the question and history; call the model.
+    """Build the prompt (in the model's variant and task) from the question, lessons and history; call the model.
 
     Stops at the next `Observation` and also cuts any observation the model wrote anyway,
     so a made-up observation never enters the history. In the tools protocol the three
@@ -46,11 +46,12 @@ def reason(
     context, kept = episode_context(state, runtime.context)
     question = validate_question(state.get("question"))
     history = state.get("trajectory") or []
+    lessons = state.get("lessons")
     model = resources.chat_model(context)
     tools = context.protocol == "tools"
     if tools:
         messages = build_tool_messages(
-            question, history, context.method, resources.exemplars, context.task
+            question, history, context.method, resources.exemplars, context.task, lessons
         )
     else:
         messages = build_prompt(
@@ -60,12 +61,13 @@ def reason(
             context.method,
             resources.exemplars,
             context.task,
+            lessons,
         )
     runnable = bind_protocol_tools(model, context.task) if tools else model
     reply = call_model(
         runnable,
         messages,
-        index=_call_offset(config) + len(history),
+        index=_call_offset(config) + state.get("calls_before", 0) + len(history),
         failure=f"the model did not answer step {len(history) + 1}",
         stop=STOP_SEQUENCES,
     )

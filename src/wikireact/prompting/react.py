@@ -9,8 +9,6 @@ for an instruction or a step of the protocol.
 from __future__ import annotations
 
 import functools
-import re
-import unicodedata
 from collections.abc import Sequence
 from typing import Literal
 
@@ -18,13 +16,13 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 
 from wikireact.context import Task
 from wikireact.prompting.exemplars import EpisodeExemplar, default_episodes
+from wikireact.prompting.lessons import lesson_turns
+from wikireact.prompting.quoting import CLOSE_QUOTE, OPEN_QUOTE
 from wikireact.prompting.tasks import FINISH_RULE, GOAL, VERDICT, input_line
 from wikireact.prompting.turns import EPISODE_TURNS
-from wikireact.protocols.text import valid_unicode
 from wikireact.state import Step
 
 STOP_SEQUENCES = ["\nObservation", "\nobservation"]
-OPEN_QUOTE, CLOSE_QUOTE = "«", "»"
 STEP_TURNS_CACHED = 20_000
 """Steps whose prompt turns are kept built, for the histories `EPISODE_TURNS` cannot extend
 (a resumed run, each approval's resume): their earlier steps are looked up, not rebuilt."""
@@ -54,16 +52,6 @@ def instruction(method: Literal["react", "act"], task: Task = "hotpotqa") -> str
 
 INSTRUCTION = instruction("react")
 ACT_INSTRUCTION = instruction("act")
-
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
-def sanitize_observation(text: str) -> str:
-    """Make page text safe to quote: one line, valid Unicode, no control or bidi characters, no fence marks."""
-    text = _CONTROL.sub(" ", valid_unicode(text).replace("\n", " ").replace("\t", " "))
-    text = "".join(ch for ch in text if unicodedata.category(ch) != "Cf")
-    text = text.replace(OPEN_QUOTE, '"').replace(CLOSE_QUOTE, '"')
-    return " ".join(text.split())
 
 
 def render_action(number: int, step: Step, method: Literal["react", "act"]) -> str:
@@ -122,17 +110,19 @@ def build_messages(
     method: Literal["react", "act"] = "react",
     exemplars: tuple[EpisodeExemplar, ...] | None = None,
     task: Task = "hotpotqa",
+    lessons: Sequence[str] | None = None,
 ) -> list[BaseMessage]:
     """Return the chat messages for the next step.
 
     The instruction, then each few-shot example (`exemplars`, default: wikireact's own
-    for `task`) and finally this episode as alternating turns: the model's turns hold its
+    for `task`), the lessons of earlier attempts if any
+    (`wikireact.prompting.lessons`), and finally this episode as alternating turns: the model's turns hold its
     Thought/Action lines, the user's turns hold the question (FEVER: the claim) and the
     fenced observations. The model answers with the next step.
     """
     own = default_episodes(method, task) if exemplars is None else exemplars
     prefix = _prompt_prefix(method, own, task)
-    messages = [*prefix, *_episode_turns(question, history, method, task)]
+    messages = [*prefix, *lesson_turns(lessons), *_episode_turns(question, history, method, task)]
     if isinstance(messages[-1], AIMessage):  # the last step had no observation (never in practice)
         messages.append(HumanMessage("Observation: «»"))
     return messages

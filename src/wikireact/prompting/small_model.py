@@ -21,6 +21,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 
 from wikireact.context import Task
 from wikireact.prompting.exemplars import EpisodeExemplar, ExemplarStep, default_episodes
+from wikireact.prompting.lessons import lesson_turns
 from wikireact.prompting.react import render_action, render_observation
 from wikireact.prompting.tasks import input_line
 from wikireact.prompting.turns import EPISODE_TURNS
@@ -168,16 +169,18 @@ def build_messages(
     method: Literal["react", "act"] = "react",
     exemplars: tuple[EpisodeExemplar, ...] | None = None,
     task: Task = "hotpotqa",
+    lessons: Sequence[str] | None = None,
 ) -> list[BaseMessage]:
     """Return the chat messages for the next step of a small model.
 
     `TASK_EXEMPLARS[task]` stand in for wikireact's default exemplars; a user's own prompt
-    file (`--prompts FILE`) is used as given.
+    file (`--prompts FILE`) is used as given. Lessons of earlier attempts come right before
+    the question (`wikireact.prompting.lessons`).
     """
     if exemplars is None or exemplars == default_episodes(method, task):
         exemplars = TASK_EXEMPLARS[task]
     prefix = _prompt_prefix(method, exemplars, task)
-    messages = [*prefix, *_episode_turns(question, history, method, task)]
+    messages = [*prefix, *lesson_turns(lessons), *_episode_turns(question, history, method, task)]
     if isinstance(messages[-1], AIMessage):  # the last step had no observation (never in practice)
         messages.append(HumanMessage(f"Observation: «»\n{input_line(task, question)}"))
     return messages

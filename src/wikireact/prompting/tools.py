@@ -19,6 +19,7 @@ from langchain_core.runnables import Runnable
 from wikireact.context import Task
 from wikireact.errors import ModelConfigurationError
 from wikireact.prompting.exemplars import EpisodeExemplar, default_episodes
+from wikireact.prompting.lessons import lesson_turns
 from wikireact.prompting.react import STEP_TURNS_CACHED, render_observation
 from wikireact.prompting.tasks import FINISH_TOOL, GOAL, VERDICT, input_line
 from wikireact.prompting.turns import EPISODE_TURNS
@@ -85,14 +86,20 @@ def build_tool_messages(
     method: Literal["react", "act"] = "react",
     exemplars: tuple[EpisodeExemplar, ...] | None = None,
     task: Task = "hotpotqa",
+    lessons: Sequence[str] | None = None,
 ) -> list[BaseMessage]:
     """Return the chat messages for the next step in the tools protocol.
 
     The same few-shot exemplars as the text protocol (`exemplars`, default: wikireact's
-    own for `task`), written as tool-call turns.
+    own for `task`), written as tool-call turns, then the lessons of earlier attempts if any
+    (`wikireact.prompting.lessons`) and this episode.
     """
     own = default_episodes(method, task) if exemplars is None else exemplars
-    return [*_prefix(method, own, task), *_turns(question, history, method, "call_", task)]
+    return [
+        *_prefix(method, own, task),
+        *lesson_turns(lessons),
+        *_turns(question, history, method, "call_", task),
+    ]
 
 
 @functools.cache

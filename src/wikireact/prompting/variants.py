@@ -18,7 +18,14 @@ from wikireact.prompting.small_model import build_messages as small_model_messag
 from wikireact.state import Step
 
 PromptBuilder = Callable[
-    [str, Sequence[Step], Literal["react", "act"], "tuple[EpisodeExemplar, ...] | None", Task],
+    [
+        str,
+        Sequence[Step],
+        Literal["react", "act"],
+        "tuple[EpisodeExemplar, ...] | None",
+        Task,
+        "Sequence[str] | None",
+    ],
     list[BaseMessage],
 ]
 PROMPT_VARIANTS: dict[str, PromptBuilder] = {
@@ -35,9 +42,11 @@ def build_prompt(
     method: Literal["react", "act"],
     exemplars: tuple[EpisodeExemplar, ...] | None = None,
     task: Task = "hotpotqa",
+    lessons: Sequence[str] | None = None,
 ) -> list[BaseMessage]:
     """Return the text-protocol messages for the next step in `variant` (`default`, `small`).
 
-    `exemplars` (from a prompt file) replace the variant's own few-shot episodes for `task`.
+    `exemplars` (from a prompt file) replace the variant's own few-shot episodes for `task`;
+    `lessons` of earlier attempts come right before the question.
     """
-    return PROMPT_VARIANTS[variant](question, history, method, exemplars, task)
+    return PROMPT_VARIANTS[variant](question, history, method, exemplars, task, lessons)

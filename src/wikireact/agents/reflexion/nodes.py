@@ -1,0 +1,205 @@
+"""Reflexion's nodes: recall, trial, evaluate, reflect, record.
+
+- `recall` keeps the run's settings and reads the question's stored lessons (memory on).
+- `trial` runs one whole ReAct episode (`wikireact.graph`) with the lessons so far, as a
+  nested graph run: it inherits the checkpointer, in its own checkpoint namespace, so its
+  steps are checkpointed, paused for approval and resumed like any ReAct episode's.
+- `evaluate` judges the trial (`evaluator.py`; the self-check is a model call).
+- `reflect` asks the model for a lesson from a failed trial (one call).
+- `record` appends the trial to `trials`, keeps its lesson in the store (memory on; the
+  one write of this graph, idempotent: a repeat replaces the same item), and ends the run
+  when the trial passed or no trial is left.
+
+Model calls carry their index in the run (`wikireact_call_index`), counted by
+`model_calls`, so one scripted list drives a whole run and a model cache tells them apart.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import BaseMessage
+from langchain_core.runnables import RunnableConfig
+from langgraph.config import get_config
+from langgraph.runtime import Runtime
+
+from wikireact.agents.reflexion.evaluator import judge_against_gold, judge_without_gold, read_check
+from wikireact.agents.reflexion.memory import keep_lesson, read_lessons
+from wikireact.agents.reflexion.prompts import check_messages, reflection_messages
+from wikireact.agents.reflexion.settings import run_settings
+from wikireact.agents.reflexion.state import (
+    PASSED,
+    ReflexionState,
+    Trial,
+    TrialUsage,
+)
+from wikireact.context import Context, validate_question
+from wikireact.episode.compiled import EpisodeGraph
+from wikireact.episode.resources import Resources
+from wikireact.episode.stored_context import episode_context
+from wikireact.nodes.model_call import call_model as model_call
+from wikireact.nodes.model_call import reply_text, reply_tokens
+
+LESSONS_SHOWN = 3
+"""The most lessons a trial's prompt shows, the latest ones (Reflexion keeps 1 to 3)."""
+LESSON_CHARS = 600
+"""The most characters kept of one lesson."""
+
+
+def recall(state: ReflexionState, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Start the run: keep its settings, check its input, read the question's stored lessons."""
+    _, kept = episode_context(state, runtime.context)  # type: ignore[arg-type]
+    settings = run_settings(state, runtime.store)
+    question = validate_question(state.get("question"))
+    store = runtime.store
+    recalled = read_lessons(store, question) if settings.remembers and store is not None else []
+    return {**kept, "recalled": recalled, "model_calls": 0, "steps": 0}
+
+
+def lessons_for(state: ReflexionState) -> list[str]:
+    """Return the lessons the next trial is shown: stored ones, then this run's, the latest few."""
+    mine = [str(t["reflection"]) for t in state.get("trials") or [] if t.get("reflection")]
+    lessons = list(dict.fromkeys([*(state.get("recalled") or []), *mine]))
+    return lessons[-LESSONS_SHOWN:]
+
+
+def trial(
+    state: ReflexionState, runtime: Runtime[Context], episode: EpisodeGraph
+) -> dict[str, Any]:
+    """Run the next trial: a whole ReAct episode whose prompt shows the lessons so far."""
+    context, kept = episode_context(state, runtime.context)  # type: ignore[arg-type]
+    number = len(state.get("trials") or []) + 1
+    lessons = lessons_for(state)
+    calls = state.get("model_calls", 0)
+    out = episode.invoke(
+        {"question": state["question"], "lessons": lessons, "calls_before": calls},
+        context=context,
+    )
+    trajectory, usage = out.get("trajectory") or [], out.get("usage") or []
+    attempt = Trial(
+        number=number,
+        lessons=lessons,
+        answer=out.get("answer"),
+        status=out.get("status", "running"),
+        steps=out.get("steps", 0),
+        trajectory=trajectory,
+        model_calls=len(usage),
+        verdict=None,
+        judged="",
+        reflection=None,
+    )
+    return {
+        **kept,
+        "attempt": attempt,
+        "trajectory": _tagged(trajectory, trial=number),
+        "usage": _tagged(usage, trial=number, call="step"),
+        "audit": _tagged(out.get("audit") or [], trial=number),
+        "steps": state.get("steps", 0) + attempt["steps"],
+        "model_calls": calls + len(usage),
+    }
+
+
+def evaluate(
+    state: ReflexionState, runtime: Runtime[Context], resources: Resources
+) -> dict[str, Any]:
+    """Judge the trial: exact match with a gold answer; else Finish, and the self-check if on."""
+    context, _ = episode_context(state, runtime.context)  # type: ignore[arg-type]
+    settings = run_settings(state, runtime.store)
+    attempt = state["attempt"]
+    if settings.gold_answer is not None:
+        verdict, judged = judge_against_gold(attempt, settings.gold_answer)
+        return {"attempt": {**attempt, "verdict": verdict, "judged": judged}}
+    verdict, judged = judge_without_gold(attempt)
+    if verdict != "accepted" or not settings.self_check or attempt["answer"] is None:
+        return {"attempt": {**attempt, "verdict": verdict, "judged": judged}}
+    messages = check_messages(
+        state["question"], attempt["trajectory"], attempt["answer"], context.method
+    )
+    reply, usage = call_model(
+        resources.chat_model(context), messages, state.get("model_calls", 0), "the self-check"
+    )
+    verdict, judged = read_check(reply, attempt["answer"])
+    return {
+        "attempt": {
+            **attempt,
+            "verdict": verdict,
+            "judged": judged,
+            "model_calls": attempt["model_calls"] + 1,
+        },
+        "usage": [_call_usage(attempt, usage, "self_check")],
+        "model_calls": state.get("model_calls", 0) + 1,
+    }
+
+
+def reflect(
+    state: ReflexionState, runtime: Runtime[Context], resources: Resources
+) -> dict[str, Any]:
+    """Ask the model for a short lesson from the failed trial (one call)."""
+    context, _ = episode_context(state, runtime.context)  # type: ignore[arg-type]
+    attempt = state["attempt"]
+    messages = reflection_messages(
+        state["question"], attempt["trajectory"], attempt["judged"], context.method
+    )
+    reply, usage = call_model(
+        resources.chat_model(context), messages, state.get("model_calls", 0), "the reflection"
+    )
+    lesson = " ".join(reply.removeprefix("Lesson:").split())[:LESSON_CHARS] or None
+    return {
+        "attempt": {**attempt, "reflection": lesson},
+        "usage": [_call_usage(attempt, usage, "reflection")],
+        "model_calls": state.get("model_calls", 0) + 1,
+    }
+
+
+def record(state: ReflexionState, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Keep the trial (and its lesson, memory on); end the run when it passed or trials ran out."""
+    settings = run_settings(state, runtime.store)
+    attempt = state["attempt"]
+    lesson = attempt["reflection"]
+    if settings.remembers and lesson and runtime.store is not None:
+        keep_lesson(runtime.store, state["question"], attempt, _run_key(get_config(), lesson))
+    update: dict[str, Any] = {"trials": [attempt]}
+    if attempt["verdict"] in PASSED or attempt["number"] >= settings.max_trials:
+        update |= {"answer": attempt["answer"], "status": attempt["status"]}
+    return update
+
+
+def call_model(
+    model: BaseChatModel, messages: Sequence[BaseMessage], index: int, what: str
+) -> tuple[str, dict[str, int]]:
+    """Call `model` as call `index` of the run; return its text (thinking dropped) and tokens.
+
+    An outage is a `ModelCallError` (the run stops resumable at this node); see
+    `wikireact.nodes.model_call`.
+    """
+    reply = model_call(model, messages, index=index, failure=f"the model did not answer {what}")
+    input_tokens, output_tokens = reply_tokens(reply)
+    return reply_text(reply), {"input_tokens": input_tokens, "output_tokens": output_tokens}
+
+
+def _tagged(items: Sequence[Mapping[str, Any]], **tags: Any) -> list[dict[str, Any]]:
+    """Return copies of a trial's steps, usage entries or audit records with `tags` added.
+
+    The copies are `TrialStep`, `TrialUsage` or `TrialAudit` records.
+    """
+    return [{**item, **tags} for item in items]
+
+
+def _call_usage(attempt: Trial, tokens: dict[str, int], call: str) -> TrialUsage:
+    return TrialUsage(
+        step=attempt["steps"],
+        input_tokens=tokens["input_tokens"],
+        output_tokens=tokens["output_tokens"],
+        wiki_requests=0,
+        trial=attempt["number"],
+        call=call,  # type: ignore[typeddict-item]
+    )
+
+
+def _run_key(config: RunnableConfig, lesson: str) -> str:
+    """Return the run's part of a lesson's store key: its thread, else the lesson's digest."""
+    thread = (config.get("configurable") or {}).get("thread_id")
+    return str(thread) if thread is not None else hashlib.sha256(lesson.encode()).hexdigest()[:16]
