@@ -61,11 +61,17 @@ def route_after_observe(state: State) -> Literal["reason", "__end__"]:
     return "reason" if state.get("status") == "running" else "__end__"
 
 
-def make_builder(resources: Resources | None = None) -> EpisodeStateGraph:
-    """Return the uncompiled graph; `resources` fixes the model and/or source instead of `Context`."""
+def make_builder(
+    resources: Resources | None = None, input_schema: type[InputState] = InputState
+) -> EpisodeStateGraph:
+    """Return the uncompiled graph; `resources` fixes the model and/or source instead of `Context`.
+
+    `input_schema`: `InputState` (the question), or `EpisodeInput` for an agent that runs
+    episodes with lessons (Reflexion).
+    """
     resources = resources or Resources()
     builder = EpisodeStateGraph(
-        State, context_schema=Context, input_schema=InputState, output_schema=OutputState
+        State, context_schema=Context, input_schema=input_schema, output_schema=OutputState
     )
     builder.add_node("reason", partial(reason, resources=resources))
     builder.add_node("parse", parse)

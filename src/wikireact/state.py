@@ -242,13 +242,6 @@ class InputState(TypedDict):
 
     question: str
     """The question to answer (at most 2,000 characters). One thread holds one question."""
-    lessons: NotRequired[list[str]]
-    """Lessons from earlier attempts at this question, shown to the model before the question
-    (`wikireact.prompting.lessons`); none by default. Reflexion's trials set them."""
-    calls_before: NotRequired[int]
-    """Model calls the run made before this episode (0 by default). An agent that runs several
-    episodes in one run (Reflexion's trials) sets it, so each model call keeps its own index
-    in the run (`wikireact_call_index`: a scripted model's output, a model cache's key)."""
 
 
 @DESCRIBED
@@ -276,7 +269,24 @@ class OutputState(TypedDict):
     """One record of facts per step (see `AuditRecord`); `wikireact history THREAD --json`."""
 
 
-class State(InputState, OutputState, total=False):
+@DESCRIBED
+class EpisodeInput(InputState, total=False):
+    """The input of an episode that another agent runs as one of several (Reflexion's trials).
+
+    The served ReAct graph takes `InputState` (the question only); an agent compiles the
+    ReAct graph with this input schema (`wikireact.graph.make_builder(input_schema=...)`).
+    """
+
+    lessons: list[str]
+    """Lessons from earlier attempts at this question, shown to the model before the question
+    (`wikireact.prompting.lessons`); none by default."""
+    calls_before: int
+    """Model calls the agent's run made before this episode (0 by default), so each model call
+    keeps its own index in the run (`wikireact_call_index`: a scripted model's output, a
+    model cache's key)."""
+
+
+class State(EpisodeInput, OutputState, total=False):
     """The full state of an episode (what `get_state` and Studio show)."""
 
     page_title: str | None

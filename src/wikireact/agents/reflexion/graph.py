@@ -45,6 +45,7 @@ from wikireact.episode.resources import Resources
 from wikireact.graph import make_builder as react_builder
 from wikireact.models.registry import load_chat_model
 from wikireact.prompting.exemplars import EpisodeExemplar
+from wikireact.state import EpisodeInput
 from wikireact.wiki.base import WikiSource
 from wikireact.wiki.factory import open_source
 
@@ -76,7 +77,7 @@ def route_after_record(state: ReflexionState) -> Literal["trial", "__end__"]:
 def make_builder(resources: Resources | None = None) -> StateGraph[Any, Any, Any, Any]:
     """Return the uncompiled graph; `resources` fixes the model, source and exemplars."""
     resources = resources or Resources()
-    episode = react_builder(resources).compile(name="wikireact")
+    episode = react_builder(resources, input_schema=EpisodeInput).compile(name="wikireact")
 
     def run_trial(state: ReflexionState, runtime: Runtime[Context]) -> dict[str, Any]:
         return trial(state, runtime, episode)
