@@ -5,11 +5,12 @@ from __future__ import annotations
 from langchain_core.messages import BaseMessage
 from support import QUESTION
 
+from wikireact.models.scripted import ScriptOutput
 from wikireact.prompting.lessons import LESSONS_HEADER
 
 WRONG_GUESS = "Thought 1: I guess they differ.\nAction 1: Finish[no]"
 LESSON = "I answered without searching. Search both people and compare their nationalities."
-RIGHT_RUN = [
+RIGHT_RUN: list[ScriptOutput] = [
     "Thought 1: I need Scott Derrickson's nationality.\nAction 1: Search[Scott Derrickson]",
     "Thought 2: He is American. Now Ed Wood.\nAction 2: Search[Ed Wood]",
     "Thought 3: Both are American.\nAction 3: Finish[yes]",

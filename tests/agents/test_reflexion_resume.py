@@ -13,9 +13,10 @@ from support import PAGES, QUESTION, SpyModel, thread
 from wikireact import MemorySource
 from wikireact.agents.reflexion.graph import build_graph
 from wikireact.errors import ModelCallError
+from wikireact.models.scripted import ScriptOutput
 from wikireact.storage.sqlite.threads import SqliteThreads
 
-SCRIPT = [WRONG_GUESS, LESSON, *RIGHT_RUN]
+SCRIPT: list[ScriptOutput] = [WRONG_GUESS, LESSON, *RIGHT_RUN]
 INPUT = {"question": QUESTION, "gold_answer": "yes", "memory": "off"}
 
 

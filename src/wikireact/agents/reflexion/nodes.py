@@ -181,10 +181,7 @@ def call_model(
 
 
 def _tagged(items: Sequence[Mapping[str, Any]], **tags: Any) -> list[dict[str, Any]]:
-    """Return copies of a trial's steps, usage entries or audit records with `tags` added.
-
-    The copies are `TrialStep`, `TrialUsage` or `TrialAudit` records.
-    """
+    """Return copies of a trial's steps, usage entries or audit records with `tags` added."""
     return [{**item, **tags} for item in items]
 
 
