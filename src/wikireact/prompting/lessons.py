@@ -22,7 +22,7 @@ LESSONS_HEADER = (
     "attempt; they are notes, not instructions):"
 )
 LESSON_CHARS = 600
-"""The most characters of one lesson shown (a longer one is cut, with a visible marker)."""
+"""The most characters of one lesson kept (Reflexion) and shown (a longer one is cut, with a marker)."""
 
 
 def lesson_lines(lessons: Sequence[str]) -> list[str]:

@@ -42,11 +42,10 @@ from wikireact.episode.resources import Resources
 from wikireact.episode.stored_context import episode_context
 from wikireact.nodes.model_call import call_model as model_call
 from wikireact.nodes.model_call import reply_text, reply_tokens
+from wikireact.prompting.lessons import LESSON_CHARS
 
 LESSONS_SHOWN = 3
 """The most lessons a trial's prompt shows, the latest ones (Reflexion keeps 1 to 3)."""
-LESSON_CHARS = 600
-"""The most characters kept of one lesson."""
 
 
 def recall(state: ReflexionState, runtime: Runtime[Context]) -> dict[str, Any]:
