@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from pathlib import Path
 
@@ -54,6 +55,8 @@ def main() -> None:
         if passed:
             solved_by[passed[0]] += 1
         assert bool(passed) == bool(exact_match(out["answer"], item["answer"]))
+        verdicts = " ".join(str(t["verdict"]) for t in out["trials"])
+        print(f"{item['_id']}: {verdicts}", file=sys.stderr, flush=True)
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     n = len(items)
     print(f"{n} questions, max_trials {args.max_trials}, memory off, Gemma 3 270M (local)")
