@@ -28,7 +28,8 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from table import Row, print_rows
 
 from wikireact import Context, MemorySource, ScriptedChatModel, build_graph
-from wikireact.prompting.react import STOP_SEQUENCES, build_messages, sanitize_observation
+from wikireact.prompting.quoting import sanitize_observation
+from wikireact.prompting.react import STOP_SEQUENCES, build_messages
 from wikireact.protocols.text import Action, cut_at_observation, parse_output
 from wikireact.state import Step
 from wikireact.storage.sqlite.threads import SqliteThreads

@@ -280,10 +280,6 @@ class EpisodeInput(InputState, total=False):
     lessons: list[str]
     """Lessons from earlier attempts at this question, shown to the model before the question
     (`wikireact.prompting.lessons`); none by default."""
-    calls_before: int
-    """Model calls the agent's run made before this episode (0 by default), so each model call
-    keeps its own index in the run (`wikireact_call_index`: a scripted model's output, a
-    model cache's key)."""
 
 
 class State(EpisodeInput, OutputState, total=False):

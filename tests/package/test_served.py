@@ -282,4 +282,5 @@ def test_wikireact_studio_serves_the_installed_graph_without_a_langgraph_json(
         ("agent", "wikireact"),
         ("rewoo", "wikireact-rewoo"),
         ("plan-execute", "wikireact-plan-execute"),
+        ("reflexion", "wikireact-reflexion"),
     }

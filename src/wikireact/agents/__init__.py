@@ -45,9 +45,7 @@ def served_graphs() -> dict[str, str]:
 def check_agent(name: str) -> str:
     """Return `name` if it names an agent; else raise `ConfigurationError` listing the agents."""
     if name not in AGENTS:
-        raise ConfigurationError(
-            f"unknown agent {name!r}; choose one of {', '.join(AGENTS)}"
-        )
+        raise ConfigurationError(f"unknown agent {name!r}; choose one of {', '.join(AGENTS)}")
     return name
 
 

@@ -67,7 +67,7 @@ def reason(
     reply = call_model(
         runnable,
         messages,
-        index=_call_offset(config) + state.get("calls_before", 0) + len(history),
+        index=_call_offset(config) + len(history),
         failure=f"the model did not answer step {len(history) + 1}",
         stop=STOP_SEQUENCES,
     )

@@ -40,6 +40,7 @@ from wikireact.context import Context, validate_question
 from wikireact.episode.compiled import EpisodeGraph
 from wikireact.episode.resources import Resources
 from wikireact.episode.stored_context import episode_context
+from wikireact.models.call_metadata import CALL_OFFSET_KEY
 from wikireact.nodes.model_call import call_model as model_call
 from wikireact.nodes.model_call import reply_text, reply_tokens
 from wikireact.prompting.lessons import LESSON_CHARS
@@ -50,7 +51,7 @@ LESSONS_SHOWN = 3
 
 def recall(state: ReflexionState, runtime: Runtime[Context]) -> dict[str, Any]:
     """Start the run: keep its settings, check its input, read the question's stored lessons."""
-    _, kept = episode_context(state, runtime.context)  # type: ignore[arg-type]
+    _, kept = episode_context(state, runtime.context)
     settings = run_settings(state, runtime.store)
     question = validate_question(state.get("question"))
     store = runtime.store
@@ -69,12 +70,13 @@ def trial(
     state: ReflexionState, runtime: Runtime[Context], episode: EpisodeGraph
 ) -> dict[str, Any]:
     """Run the next trial: a whole ReAct episode whose prompt shows the lessons so far."""
-    context, kept = episode_context(state, runtime.context)  # type: ignore[arg-type]
+    context, kept = episode_context(state, runtime.context)
     number = len(state.get("trials") or []) + 1
     lessons = lessons_for(state)
     calls = state.get("model_calls", 0)
     out = episode.invoke(
-        {"question": state["question"], "lessons": lessons, "calls_before": calls},
+        {"question": state["question"], "lessons": lessons},
+        {"metadata": {CALL_OFFSET_KEY: calls}},
         context=context,
     )
     trajectory, usage = out.get("trajectory") or [], out.get("usage") or []
@@ -105,7 +107,7 @@ def evaluate(
     state: ReflexionState, runtime: Runtime[Context], resources: Resources
 ) -> dict[str, Any]:
     """Judge the trial: exact match with a gold answer; else Finish, and the self-check if on."""
-    context, _ = episode_context(state, runtime.context)  # type: ignore[arg-type]
+    context, _ = episode_context(state, runtime.context)
     settings = run_settings(state, runtime.store)
     attempt = state["attempt"]
     if settings.gold_answer is not None:
@@ -137,7 +139,7 @@ def reflect(
     state: ReflexionState, runtime: Runtime[Context], resources: Resources
 ) -> dict[str, Any]:
     """Ask the model for a short lesson from the failed trial (one call)."""
-    context, _ = episode_context(state, runtime.context)  # type: ignore[arg-type]
+    context, _ = episode_context(state, runtime.context)
     attempt = state["attempt"]
     messages = reflection_messages(
         state["question"], attempt["trajectory"], attempt["judged"], context.method

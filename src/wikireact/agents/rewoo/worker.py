@@ -27,7 +27,7 @@ from wikireact.episode.resources import DEFAULT_RESOURCES, Resources
 from wikireact.episode.stored_context import settle
 from wikireact.errors import WikiOutageError
 from wikireact.nodes.model_call import call_model, reply_text, reply_tokens
-from wikireact.prompting.react import sanitize_observation
+from wikireact.prompting.quoting import sanitize_observation
 from wikireact.protocols.text import Action
 from wikireact.state import ActionDict, State
 from wikireact.wiki.environment import lookup, search, truncate
