@@ -53,3 +53,16 @@ def test_threads_opened_and_run_many_times_leak_no_descriptor(tmp_path: Path) ->
     for n in range(1, 30):
         cycle(n)
     assert open_fds() == before
+
+
+def test_closing_threads_releases_the_run_locks_they_still_hold(tmp_path: Path) -> None:
+    store = SqliteThreads(tmp_path / "threads.db")
+    assert store.try_claim("a") and store.try_claim("b")
+    store.release("a")
+    store.close()  # an owner that closes gives back what it took, even on an error path
+    assert runlock.held_files() == set()
+    again = SqliteThreads(tmp_path / "threads.db")
+    try:
+        assert again.try_claim("b")
+    finally:
+        again.close()

@@ -61,6 +61,7 @@ class SqliteThreads:
         path = Path(path)
         self.path = path
         self.location = str(path)
+        self._claims: set[str] = set()
         try:
             check_writable_as(path, MARKER_TABLES)
         except ForeignFileError as exc:
@@ -165,20 +166,26 @@ class SqliteThreads:
     def try_claim(self, key: str) -> bool:
         """Take the run lock on `key` (a lock in `FILE.lock`, freed when the process ends)."""
         try:
-            return runlock.try_lock(self.path.with_name(self.path.name + ".lock"), key)
+            claimed = runlock.try_lock(self.path.with_name(self.path.name + ".lock"), key)
         except OSError as exc:
             raise ThreadsError(f"cannot lock threads in {self.path}: {exc}") from None
+        if claimed:
+            self._claims.add(key)
+        return claimed
 
     def release(self, key: str) -> None:
         """Release a run lock taken by `try_claim`."""
         runlock.unlock(self.path.with_name(self.path.name + ".lock"), key)
+        self._claims.discard(key)
 
     def lock_lost(self) -> bool:
         """Never: the kernel holds a process's file locks until it ends."""
         return False
 
     def close(self) -> None:
-        """Close the file."""
+        """Release the run locks this object still holds, then close the file."""
+        for key in sorted(self._claims):
+            self.release(key)
         if self._wal is not None:
             self._wal.close()
         self.conn.close()
