@@ -17,7 +17,7 @@ Routers:
 from __future__ import annotations
 
 from functools import partial
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import RunnableConfig
@@ -118,8 +118,12 @@ def run_to_end(
     question: str,
     config: RunnableConfig,
     context: Context | dict[str, Any] | None = None,
+    inputs: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Start the thread's episode, or continue it if it can go on; return its final output.
+
+    `inputs` are the agent's own input fields beside the question, given when the episode
+    starts (e.g. Reflexion's `gold_answer`); a continued episode keeps those it started with.
 
     The output is the episode's values of the graph's output schema (ReAct's `OutputState`:
     answer, status, steps, trajectory, usage, audit; another agent's own), as `invoke` returns them; for an episode that had
@@ -147,7 +151,7 @@ def run_to_end(
         run_config["max_concurrency"] = SAVE_WORKERS
     return dict(
         graph.invoke(
-            {"question": question} if reopen else None,
+            cast(InputState, {"question": question, **(inputs or {})}) if reopen else None,
             run_config,
             context=Context.read(context) if context is not None else None,
             durability="sync",

@@ -112,7 +112,10 @@ def _episode(settings: MethodSettings, item: Item, seed: int, method: str) -> di
         "metadata": {QUESTION_ID_KEY: item.id},
     }
     context = _episode_context(settings, method)
-    return run_to_end(settings.graph, item.question, settings.with_turn(config), context)
+    # Reflexion's evaluator: exact match against the gold answer, as in the Reflexion paper's
+    # HotpotQA runs (only the verdict reaches the model's reflection, never the answer).
+    inputs = {"gold_answer": item.answer} if method == "reflexion" else None
+    return run_to_end(settings.graph, item.question, settings.with_turn(config), context, inputs)
 
 
 def run_method(method: Method, item: Item, seed: int, settings: MethodSettings) -> dict[str, Any]:
