@@ -22,6 +22,8 @@ from wikireact.cli.options import (
     CacheOpt,
     DbOpt,
     JsonOpt,
+    MaxTrialsOpt,
+    MemoryOpt,
     ModelOpt,
     OfflineOpt,
     ProtocolOpt,
@@ -120,6 +122,8 @@ def ask(
     reviewer: ReviewerOpt = None,
     agent: AgentOpt = "react",
     task: TaskOpt = None,
+    max_trials: MaxTrialsOpt = None,
+    memory: MemoryOpt = None,
 ) -> None:
     """Answer QUESTION (or label a claim), showing each Thought, Action and Observation."""
     import uuid
@@ -137,6 +141,7 @@ def ask(
     except ValueError as exc:
         fail(str(exc))
     agent = _agent_named(agent)
+    agent_input = _agent_input(agent, max_trials=max_trials, memory=memory)
     if offline:
         model, wiki = model or "local", wiki or "offline"
     context = run_context(
@@ -167,7 +172,7 @@ def ask(
         )
         run_episode(
             store,
-            {"question": question},
+            {"question": question, **agent_input},
             thread_id,
             context,
             as_json,
@@ -322,6 +327,19 @@ def resume(
                     reviewer=reviewer,
                     agent=agent,
                 )
+
+
+def _agent_input(agent: str, *, max_trials: int | None, memory: str | None) -> dict[str, Any]:
+    """Return the agent's own input fields given on the command line; refuse them for another agent."""
+    given = {
+        key: value
+        for key, value in (("max_trials", max_trials), ("memory", memory))
+        if value is not None
+    }
+    if given and agent != "reflexion":
+        options = ", ".join("--" + key.replace("_", "-") for key in given)
+        fail(f"{options} belong to --agent reflexion (this question runs with --agent {agent})")
+    return given
 
 
 def _thread_agent(store: Threads, thread_id: str, given: str | None) -> str:

@@ -158,8 +158,13 @@ def safe_json(value: Any) -> str:
     )
 
 
+AGENT_OUTPUTS = ("plan", "evidence", "subgoals", "trials")
+"""The other agents' own outputs that `--json` adds (ReWOO's plan and evidence,
+Plan-and-Execute's sub-goals, Reflexion's trials)."""
+
+
 def result_json(result: dict[str, Any], thread_id: str) -> str:
-    """Return the result as one JSON object (answer, status, steps, trajectory, usage, model calls, thread id)."""
+    """Return the result as one JSON object (answer, status, steps, trajectory, usage, model calls, thread id, an agent's own outputs)."""
     return safe_json(
         {
             "answer": result.get("answer"),
@@ -169,5 +174,6 @@ def result_json(result: dict[str, Any], thread_id: str) -> str:
             "usage": result.get("usage", []),
             "model_calls": model_calls(result),
             "thread_id": thread_id,
+            **{key: result[key] for key in AGENT_OUTPUTS if key in result},
         }
     )

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from contextlib import nullcontext
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
@@ -62,7 +63,48 @@ def _drive(
     and `wiki` are the resources resolved for this run (`cli.resolve`); `agent` names the
     graph that runs it (`wikireact.agents`).
     """
-    graph = load_agent(agent).build_graph(store.saver, model=model, wiki=wiki)
+    with _long_term_memory(agent, store) as memory:
+        return _drive_graph(
+            load_agent(agent).build_graph(store.saver, model=model, wiki=wiki, **memory),
+            payload,
+            thread_id,
+            context,
+            quiet=quiet,
+            start=start,
+            reviewer=reviewer,
+        )
+
+
+@contextmanager
+def _long_term_memory(agent: str, threads: Threads) -> Iterator[dict[str, Any]]:
+    """Yield `build_graph`'s long-term store argument for agents that remember (Reflexion).
+
+    The store lives in the threads' database (`wikireact.storage.long_term`) and is closed
+    after the run.
+    """
+    if agent != "reflexion":
+        yield {}
+        return
+    from wikireact.storage.long_term import close_store, store_of
+
+    store = store_of(threads)
+    try:
+        yield {"store": store}
+    finally:
+        close_store(store)
+
+
+def _drive_graph(
+    graph: Any,
+    payload: Any,
+    thread_id: str,
+    context: Context,
+    *,
+    quiet: bool,
+    start: RunnableConfig | None,
+    reviewer: str | None,
+) -> dict[str, Any]:
+    """Run `graph` on the thread until it ends or waits for a decision it cannot get."""
     config = thread_config(thread_id)
     run_config = start or config
     prompt = ApprovalPrompt(errors)

@@ -99,6 +99,25 @@ TaskOpt = Annotated[
         help="hotpotqa: answer a question; fever: label a claim SUPPORTS, REFUTES or NOT ENOUGH INFO",
     ),
 ]
+MaxTrialsOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--max-trials",
+        metavar="N",
+        show_default="3",
+        help="reflexion: at most N ReAct trials, a lesson written after each failed one",
+    ),
+]
+MemoryOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--memory",
+        metavar="off|question",
+        show_default="question",
+        help="reflexion: keep lessons in --db under the question for later runs (question), "
+        "or in this run only (off)",
+    ),
+]
 ReviewerOpt = Annotated[
     str | None,
     typer.Option(

@@ -51,6 +51,16 @@ def store_of(threads: Threads) -> BaseStore:
         raise ThreadsError(f"cannot keep long-term memory in {threads.location}: {exc}") from None
 
 
+def close_store(store: BaseStore) -> None:
+    """Close what `store_of` opened for `store`.
+
+    That is a SQLite store's own connection; a PostgreSQL store shares the threads' pool,
+    which is closed with them.
+    """
+    if isinstance(store, SqliteStore):
+        store.conn.close()
+
+
 @contextlib.contextmanager
 def open_store(db: str | Path | None = None) -> Iterator[BaseStore]:
     """Open the long-term store of a `--db` value (SQLite path, default per-user, or PostgreSQL URL).
@@ -63,7 +73,6 @@ def open_store(db: str | Path | None = None) -> Iterator[BaseStore]:
         try:
             yield store
         finally:
-            if isinstance(store, SqliteStore):
-                store.conn.close()
+            close_store(store)
     finally:
         threads.close()
