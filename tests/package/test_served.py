@@ -102,7 +102,13 @@ def settings(server: tuple[str, Path]) -> dict:
     tools.write_text(json.dumps(TOOLS_RUN))
     rewoo = work / "rewoo.json"
     rewoo.write_text(json.dumps(REWOO_RUN))
+    plan_execute = work / "plan_execute.json"
+    plan_execute.write_text(json.dumps(PLAN_EXECUTE_RUN))
+    reflexion = work / "reflexion.json"
+    reflexion.write_text(json.dumps(REFLEXION_RUN))
     return {
+        "plan_execute_model": f"scripted:{plan_execute}",
+        "reflexion_model": f"scripted:{reflexion}",
         "model": f"scripted:{script}",
         "wiki": str(snapshot),
         "tools_model": f"scripted:{tools}",
@@ -116,6 +122,53 @@ REWOO_RUN = [
     "Plan: Where was Wood born?\n#E3 = Lookup[born]",
     "Thought: both are American.\nFinish[yes]",
 ]
+
+
+PLAN_EXECUTE_RUN = [
+    "1. Find Scott Derrickson's nationality.\n2. Find Ed Wood's nationality.",
+    "Thought 1: Search him.\nAction 1: Search[Scott Derrickson]",
+    "Thought 2: American.\nAction 2: Finish[American]",
+    "1. Find Ed Wood's nationality.",
+    "Thought 1: Search him.\nAction 1: Search[Ed Wood]",
+    "Thought 2: American.\nAction 2: Finish[American]",
+    "Finish[yes]",
+]
+REFLEXION_RUN = [
+    "Thought 1: I guess.\nAction 1: Finish[no]",
+    "Search both people before answering.",
+    "Thought 1: Search him.\nAction 1: Search[Scott Derrickson]",
+    "Thought 2: Both American.\nAction 2: Finish[yes]",
+]
+
+
+def test_plan_execute_is_served_and_runs_an_episode(
+    server: tuple[str, Path], settings: dict
+) -> None:
+    client = get_sync_client(url=server[0])
+    thread = client.threads.create()
+    context = {"model": settings["plan_execute_model"], "wiki": settings["wiki"]}
+    result = client.runs.wait(
+        thread["thread_id"], "plan-execute", input={"question": QUESTION}, context=context
+    )
+    assert isinstance(result, dict), result
+    assert result["answer"] == "yes" and result["status"] == "finished"
+    assert result["model_calls"] == 7
+    assert [g["status"] for g in result["subgoals"]] == ["finished", "finished"]
+
+
+def test_reflexion_is_served_and_runs_an_episode(server: tuple[str, Path], settings: dict) -> None:
+    client = get_sync_client(url=server[0])
+    thread = client.threads.create()
+    context = {"model": settings["reflexion_model"], "wiki": settings["wiki"]}
+    result = client.runs.wait(
+        thread["thread_id"],
+        "reflexion",
+        input={"question": QUESTION, "gold_answer": "yes", "memory": "off"},
+        context=context,
+    )
+    assert isinstance(result, dict), result
+    assert result["answer"] == "yes" and result["model_calls"] == 4
+    assert [t["verdict"] for t in result["trials"]] == ["wrong", "correct"]
 
 
 def test_rewoo_is_served_and_runs_an_episode(server: tuple[str, Path], settings: dict) -> None:
