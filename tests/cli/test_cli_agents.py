@@ -108,3 +108,49 @@ def test_graph_agent_draws_that_agents_graph() -> None:
     assert all(f"{node}({node})" in rewoo.stdout for node in ("plan", "schedule", "work", "solve"))
     react = runner.invoke(app, ["graph"])
     assert "reason(reason)" in react.stdout and "plan(plan)" not in react.stdout
+
+
+PE_RUN = [
+    "1. Find Scott Derrickson's nationality.\n2. Find Ed Wood's nationality.",
+    "Thought: his page.\nAction: Search[Scott Derrickson]",
+    "Thought: American.\nAction: Finish[American]",
+    "1. Find Ed Wood's nationality.",  # the 2 steps are spent: ends budget_exhausted
+    "1. Find Ed Wood's nationality.",  # reopened with 6 steps: the replanner goes on
+    "Thought: his page.\nAction: Search[Ed Wood]",
+    "Thought: American.\nAction: Finish[American]",
+    "Finish[yes]",
+]
+
+
+def test_resume_with_more_steps_continues_a_plan_execute_thread(
+    tmp_path: Path, snapshot_db: Path
+) -> None:
+    model = write_script(tmp_path, PE_RUN)
+    common = ["--model", model, "--wiki", str(snapshot_db), "--json"]
+    first = runner.invoke(
+        app,
+        ["ask", QUESTION, "--agent", "plan-execute", "--thread-id", "pe", "--max-steps", "2"]
+        + common,
+    )
+    assert first.exit_code == 0, first.output
+    assert json.loads(first.stdout)["status"] == "budget_exhausted"
+    more = runner.invoke(app, ["resume", "pe", "--max-steps", "6", *common])
+    assert more.exit_code == 0, more.output
+    out = json.loads(more.stdout[more.stdout.index("{") :])
+    assert (out["status"], out["answer"], out["steps"]) == ("finished", "yes", 4)
+
+
+def test_resume_with_more_steps_refuses_an_agent_it_cannot_reopen_in_one_line(
+    tmp_path: Path, snapshot_db: Path
+) -> None:
+    wander = ["Thought 1: Look.\nAction 1: Search[Scott Derrickson]"]
+    common = ["--model", write_script(tmp_path, wander), "--wiki", str(snapshot_db)]
+    args = ["--agent", "reflexion", "--thread-id", "rx", "--max-steps", "1", "--max-trials", "1"]
+    first = runner.invoke(app, ["ask", QUESTION, *args, "--memory", "off", *common])
+    assert first.exit_code == 0, first.output
+    again = runner.invoke(app, ["resume", "rx", "--max-steps", "5", *common])
+    assert again.exit_code == 2
+    assert flat(again.output) == (
+        "error: thread 'rx' is run by the reflexion agent, which a larger --max-steps cannot "
+        "continue: ask the question again on a new thread"
+    )

@@ -219,17 +219,25 @@ def _checkpoint_config(store: Threads, thread_id: str, checkpoint_id: str) -> Ru
     return config
 
 
+REOPENED_BY_INPUT = frozenset({"plan-execute"})
+"""Agents whose graph reopens an episode out of budget when the question comes again with a
+larger budget (their `route_start`); ReAct is reopened at its `observe` node instead."""
+
+
 def _extend_budget(
     store: Threads, thread_id: str, values: dict[str, Any], max_steps: int | None, agent: str
-) -> None:
-    """Reopen a thread that ran out of budget when `max_steps` allows more steps, or say why not."""
+) -> bool:
+    """Reopen a thread that ran out of budget when `max_steps` allows more steps, or say why not.
+
+    Return whether the question must be given again (the agent reopens through its input).
+    """
     from wikireact.agents import load_agent
     from wikireact.state import episode_ended
 
     steps = values.get("steps", 0)
     status = values.get("status")
     if max_steps is None or not episode_ended(values):
-        return
+        return False
     if status != "budget_exhausted":
         fail(
             f"thread {thread_id!r} has ended ({status}), not run out of budget: "
@@ -239,9 +247,17 @@ def _extend_budget(
         fail(
             f"thread {thread_id!r} has used {steps} steps: --max-steps must be more than {steps} to continue it"
         )
+    if agent in REOPENED_BY_INPUT:
+        return True
+    if agent != "react":
+        fail(
+            f"thread {thread_id!r} is run by the {agent} agent, which a larger --max-steps "
+            "cannot continue: ask the question again on a new thread"
+        )
     load_agent(agent).build_graph(store.saver).update_state(
         thread_config(thread_id), {"status": "running"}, as_node="observe"
     )
+    return False
 
 
 @app.command(
@@ -306,14 +322,14 @@ def resume(
                 )
                 graph = load_agent(agent).build_graph(store.saver)
                 values = graph.get_state(start or thread_config(thread_id)).values
-                if start is None:
-                    _extend_budget(store, thread_id, values, max_steps, agent)
+                ask_again = start is None and _extend_budget(
+                    store, thread_id, values, max_steps, agent
+                )
                 if not as_json:
                     console.print(Text.assemble(("Resuming thread ", "bold"), clean(thread_id)))
                     show_transcript(console, question, values, status=False)
-                payload = (
-                    None if values else {"question": question}
-                )  # no checkpoint yet: start it again
+                # no checkpoint yet, or an agent reopened through its input: the question again
+                payload = {"question": question} if ask_again or not values else None
                 run_episode(
                     store,
                     payload,
