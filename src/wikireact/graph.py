@@ -31,12 +31,10 @@ from wikireact.episode.admission import REOPENED_THROUGH_START, check_question
 from wikireact.episode.compiled import SAVE_WORKERS, EpisodeGraph, EpisodeStateGraph
 from wikireact.episode.resources import Resources
 from wikireact.episode.stored_context import can_continue, settle
-from wikireact.models.registry import load_chat_model
 from wikireact.nodes import act, observe, parse, reason
 from wikireact.prompting.exemplars import EpisodeExemplar
 from wikireact.state import InputState, OutputState, State
 from wikireact.wiki.base import WikiSource
-from wikireact.wiki.factory import open_source
 
 OUTPUT_KEYS = tuple(OutputState.__annotations__)
 """The channels `invoke` returns (the output schema)."""
@@ -103,11 +101,7 @@ def build_graph(
         interrupt_before: nodes to pause before (e.g. `["act"]`), for step-through.
         exemplars: few-shot example episodes (`wikireact.prompting.exemplars`); default: wikireact's own.
     """
-    resources = Resources(
-        model=load_chat_model(model) if isinstance(model, str) else model,
-        wiki=open_source(wiki) if isinstance(wiki, str) else wiki,
-        exemplars=exemplars,
-    )
+    resources = Resources.given(model, wiki, exemplars)
     return make_builder(resources).compile(
         checkpointer=checkpointer, interrupt_before=interrupt_before, name="wikireact"
     )

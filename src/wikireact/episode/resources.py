@@ -31,6 +31,24 @@ class Resources:
     exemplars: tuple[EpisodeExemplar, ...] | None = None
     """Few-shot example episodes (e.g. from `--prompts FILE`); None: wikireact's own."""
 
+    @classmethod
+    def given(
+        cls,
+        model: BaseChatModel | str | None = None,
+        wiki: WikiSource | str | None = None,
+        exemplars: tuple[EpisodeExemplar, ...] | None = None,
+    ) -> Resources:
+        """Return the resources of `build_graph`'s arguments (every agent's).
+
+        A `provider:model` string is loaded and a source string (`live`, `offline`,
+        `PATH.db`) opened now; None leaves the choice to the run's `Context`.
+        """
+        return cls(
+            model=load_chat_model(model) if isinstance(model, str) else model,
+            wiki=open_source(wiki) if isinstance(wiki, str) else wiki,
+            exemplars=exemplars,
+        )
+
     def chat_model(self, context: Context) -> BaseChatModel:
         """Return the chat model for this run."""
         return self.model if self.model is not None else load_chat_model(context.model)

@@ -36,10 +36,8 @@ from wikireact.episode.compiled import EpisodeGraph, as_episode_graph
 from wikireact.episode.resources import Resources
 from wikireact.episode.stored_context import can_continue, settle
 from wikireact.graph import make_builder as make_react_builder
-from wikireact.models.registry import load_chat_model
 from wikireact.prompting.exemplars import EpisodeExemplar
 from wikireact.wiki.base import WikiSource
-from wikireact.wiki.factory import open_source
 
 NAME = "wikireact-plan-execute"
 
@@ -147,11 +145,7 @@ def build_graph(
         plan_exemplars: the planner's and replanner's examples (`load_plan_exemplars(FILE)`,
             from a prompt file); default: wikireact's own.
     """
-    resources = Resources(
-        model=load_chat_model(model) if isinstance(model, str) else model,
-        wiki=open_source(wiki) if isinstance(wiki, str) else wiki,
-        exemplars=exemplars,
-    )
+    resources = Resources.given(model, wiki, exemplars)
     return compile_graph(make_builder(resources, plan_exemplars), checkpointer, interrupt_before)
 
 

@@ -43,11 +43,9 @@ from wikireact.context import Context
 from wikireact.episode.compiled import EpisodeGraph, as_episode_graph
 from wikireact.episode.resources import Resources
 from wikireact.graph import make_builder as react_builder
-from wikireact.models.registry import load_chat_model
 from wikireact.prompting.exemplars import EpisodeExemplar
 from wikireact.state import EpisodeInput
 from wikireact.wiki.base import WikiSource
-from wikireact.wiki.factory import open_source
 
 NAME = "wikireact-reflexion"
 
@@ -123,11 +121,7 @@ def build_graph(
             before each Search/Lookup inside the trials, run with `Context(approve=True)`.
         exemplars: the trials' few-shot episodes; default: wikireact's own.
     """
-    resources = Resources(
-        model=load_chat_model(model) if isinstance(model, str) else model,
-        wiki=open_source(wiki) if isinstance(wiki, str) else wiki,
-        exemplars=exemplars,
-    )
+    resources = Resources.given(model, wiki, exemplars)
     compiled = make_builder(resources).compile(
         checkpointer=checkpointer, store=store, interrupt_before=interrupt_before, name=NAME
     )

@@ -35,11 +35,9 @@ from wikireact.agents.rewoo.worker import WorkerInput, work
 from wikireact.context import Context
 from wikireact.episode.compiled import EpisodeGraph, EpisodeStateGraph
 from wikireact.episode.resources import Resources
-from wikireact.models.registry import load_chat_model
 from wikireact.prompting.exemplars import EpisodeExemplar, PlanExemplar
 from wikireact.state import ENDED, InputState
 from wikireact.wiki.base import WikiSource
-from wikireact.wiki.factory import open_source
 
 NAME = "wikireact-rewoo"
 ROUND_WORKERS = 8
@@ -119,10 +117,7 @@ def build_graph(
         plan_exemplars: the planner's example plans (`--prompts FILE`'s `rewoo_*` key);
             default: wikireact's own (`wikireact.prompting.exemplars.default_plans`).
     """
-    resources = Resources(
-        model=load_chat_model(model) if isinstance(model, str) else model,
-        wiki=open_source(wiki) if isinstance(wiki, str) else wiki,
-    )
+    resources = Resources.given(model, wiki)
     compiled = make_builder(resources, plan_exemplars).compile(
         checkpointer=checkpointer, interrupt_before=interrupt_before, name=NAME
     )
