@@ -271,7 +271,12 @@ def test_run_to_end_returns_an_ended_threads_rewoo_output() -> None:
 
 
 class FlakySource(MemorySource):
-    """Fails the first fetch of `title` as an outage; counts every fetch per title."""
+    """Fails the first fetch of `title` as an outage (late: the other branch has finished and
+    been saved by then); counts every fetch per title.
+
+    A branch still running when another fails is not saved (LangGraph stops the superstep),
+    so it runs again on resume: the guarantee is for branches that finished first.
+    """
 
     def __init__(self, title: str) -> None:
         super().__init__(PAGES)
@@ -280,6 +285,7 @@ class FlakySource(MemorySource):
     def fetch(self, title: str) -> Page | Disambiguation | None:
         self.fetched[title] += 1
         if title == self.flaky and self.fetched[title] == 1:
+            time.sleep(0.5)  # a slow failure, after the sibling's page and its save
             raise WikiUnavailableError("Wikipedia did not answer")
         return super().fetch(title)
 
