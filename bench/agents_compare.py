@@ -1,12 +1,21 @@
-"""ReAct against ReWOO on 64 scripted two-hop questions: model calls and time per question.
+"""The four agents on 64 scripted two-hop questions: model calls, tokens, requests and time.
 
 Every question needs two pages (two hops). The scripted model waits 200 ms per call and
-the source 100 ms per page, as a slow model and a live Wikipedia would. ReAct calls the
-model once per step (Search, Search, Finish: N + 1 = 3 calls); ReWOO plans both Searches
-in one call, runs them at the same time and answers in a second call (2 calls, one round
-of source latency). Both run through the same evaluation harness (`eval --method react`
-and `--method rewoo`), at concurrency 16. Wall times are noisy on a shared machine: the
-call counts are exact.
+the source 100 ms per page, as a slow model and a live Wikipedia would. All four run
+through the same evaluation harness (`eval --method react|rewoo|plan-execute|reflexion`)
+at concurrency 16, each with one scripted run per question:
+
+- ReAct calls the model once per step: Search, Search, Finish = N + 1 = 3 calls.
+- ReWOO plans both Searches in one call, runs them at the same time (one round of source
+  latency) and answers in a second call: 2 calls.
+- Plan-and-Execute plans 2 sub-goals, runs each as a ReAct episode (Search, Finish) and
+  replans after each: the remaining sub-goal, then Finish: 1 + 2 x 2 + 2 = 7 calls.
+- Reflexion: a first trial that fails, its reflection, then a right second trial (Search,
+  Search, Finish). The first trial repeats a Search until the repetition rule halts it
+  (3 calls): it fails whether the harness judges trials against the gold answer or (as in
+  `ask`) only by whether they end with Finish. 3 + 1 + 3 = 7 calls.
+
+Wall times are noisy on a shared machine: the call and token counts are exact.
 """
 
 from __future__ import annotations
@@ -22,6 +31,7 @@ from table import Row, print_rows
 from wikireact import MemorySource, ScriptedChatModel
 from wikireact.eval.harness import EvalConfig
 from wikireact.eval.run import run_eval
+from wikireact.models.scripted import ScriptOutput
 from wikireact.wiki.base import Disambiguation, Page
 
 QUESTIONS = 64
@@ -32,17 +42,41 @@ PAGES = {
     "Scott Derrickson": "Scott Derrickson (born July 16, 1966) is an American director.",
     "Ed Wood": "Edward Davis Wood Jr. (1924 - 1978) was an American filmmaker.",
 }
-SCRIPTS = {
-    "react": [
-        "Thought: first person.\nAction: Search[Scott Derrickson]",
-        "Thought: second person.\nAction: Search[Ed Wood]",
-        "Thought: both American.\nAction: Finish[yes]",
-    ],
+REACT_RUN: list[ScriptOutput] = [
+    "Thought: first person.\nAction: Search[Scott Derrickson]",
+    "Thought: second person.\nAction: Search[Ed Wood]",
+    "Thought: both American.\nAction: Finish[yes]",
+]
+STUCK_SEARCH = "Thought: first person.\nAction: Search[Scott Derrickson]"
+SCRIPTS: dict[str, list[ScriptOutput]] = {
+    "react": REACT_RUN,
     "rewoo": [
         "Plan: first person.\n#E1 = Search[Scott Derrickson]\n"
         "Plan: second person.\n#E2 = Search[Ed Wood]",
         "Thought: both American.\nFinish[yes]",
     ],
+    "plan-execute": [
+        "Plan:\n1. Find Scott Derrickson's nationality.\n2. Find Ed Wood's nationality.",
+        "Thought: his page.\nAction: Search[Scott Derrickson]",
+        "Thought: he is American.\nAction: Finish[American]",
+        "2. Find Ed Wood's nationality.",
+        "Thought: his page.\nAction: Search[Ed Wood]",
+        "Thought: he is American.\nAction: Finish[American]",
+        "Both are American.\nFinish[yes]",
+    ],
+    "reflexion": [
+        STUCK_SEARCH,  # trial 1: the same Search three times, halted by the repetition rule
+        STUCK_SEARCH,
+        STUCK_SEARCH,
+        "I searched the same page again and again. Search the second person, then compare.",
+        *REACT_RUN,  # trial 2
+    ],
+}
+EXPECTED_CALLS = {
+    "react": (3, "== 3 (N + 1)"),
+    "rewoo": (2, "== 2"),
+    "plan-execute": (7, "== 7 (1 + 2x2 + 2)"),
+    "reflexion": (7, "== 7 (3 + 1 + 3)"),
 }
 
 
@@ -82,33 +116,35 @@ def measure(method: str, tmp: Path) -> dict[str, float]:
     )
     wall = time.perf_counter() - start
     mean = report["metrics"]["mean"]
-    assert mean["em"] == 1.0, mean
+    assert mean["em"] == 1.0, (method, mean)
     return {
         "model calls": mean["model_calls"],
         "latency s": mean["latency_mean_s"],
         "input tokens": mean["input_tokens"],
+        "output tokens": mean["output_tokens"],
         "wiki requests": mean["wiki_requests_per_question"],
         "wall s": wall,
     }
 
 
 def rows() -> list[Row]:
-    """Return both agents' figures as table rows."""
+    """Return the four agents' figures as table rows."""
     rows: list[Row] = []
     with tempfile.TemporaryDirectory() as tmp:
         for method in SCRIPTS:
             figures = measure(method, Path(tmp))
-            expected = 3.0 if method == "react" else 2.0
+            expected, target = EXPECTED_CALLS[method]
             rows += [
                 Row(
                     f"{method}: model calls per question",
                     figures["model calls"],
                     "",
-                    f"== {expected:.0f}",
+                    target,
                     figures["model calls"] == expected,
                 ),
                 Row(f"{method}: latency per question (mean)", figures["latency s"], "s"),
                 Row(f"{method}: input tokens per question", figures["input tokens"], ""),
+                Row(f"{method}: output tokens per question", figures["output tokens"], ""),
                 Row(f"{method}: wiki requests per question", figures["wiki requests"], ""),
                 Row(f"{method}: wall, 64 q, concurrency 16", figures["wall s"], "s"),
             ]
