@@ -7,9 +7,10 @@ Wikipedia requests, and CPU seconds (of the eval process, less disturbed by othe
 a shared machine than the wall clock, also printed). Each method runs with the settings
 `eval` gives it: Reflexion as the harness runs it (gold answer or not: see its records'
 `trials`), its default 3 trials. There is no offline multi-hop question set yet.
-Tens of minutes on 2 cores: not part of `make bench`.
+About 11 minutes for the default 4 questions on a busy 2-core machine (ReWOO's and
+Plan-and-Execute's planners decode freely and long): not part of `make bench`.
 
-    python agents_offline.py [--limit 12] [--methods react,rewoo,plan-execute,reflexion] [--out DIR]
+    python agents_offline.py [--limit 4] [--methods react,rewoo,plan-execute,reflexion] [--out DIR]
 """
 
 from __future__ import annotations
@@ -80,7 +81,7 @@ def rows(figures: dict[str, dict[str, float]]) -> list[Row]:
 def main() -> int:
     """Run the methods in turn and print the table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--limit", type=int, default=12, help="questions (default: 12)")
+    parser.add_argument("--limit", type=int, default=4, help="questions (default: 4)")
     parser.add_argument("--methods", default=",".join(METHODS))
     parser.add_argument("--out", type=Path, default=None, help="keep the runs here")
     args = parser.parse_args()
