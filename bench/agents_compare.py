@@ -10,10 +10,9 @@ at concurrency 16, each with one scripted run per question:
   latency) and answers in a second call: 2 calls.
 - Plan-and-Execute plans 2 sub-goals, runs each as a ReAct episode (Search, Finish) and
   replans after each: the remaining sub-goal, then Finish: 1 + 2 x 2 + 2 = 7 calls.
-- Reflexion: a first trial that fails, its reflection, then a right second trial (Search,
-  Search, Finish). The first trial repeats a Search until the repetition rule halts it
-  (3 calls): it fails whether the harness judges trials against the gold answer or (as in
-  `ask`) only by whether they end with Finish. 3 + 1 + 3 = 7 calls.
+- Reflexion: a wrong first trial (Finish[no] at once; `eval` judges it against the gold
+  answer), its reflection, then a right second trial (Search, Search, Finish):
+  1 + 1 + 3 = 5 calls.
 
 Wall times are noisy on a shared machine: the call and token counts are exact.
 """
@@ -47,7 +46,6 @@ REACT_RUN: list[ScriptOutput] = [
     "Thought: second person.\nAction: Search[Ed Wood]",
     "Thought: both American.\nAction: Finish[yes]",
 ]
-STUCK_SEARCH = "Thought: first person.\nAction: Search[Scott Derrickson]"
 SCRIPTS: dict[str, list[ScriptOutput]] = {
     "react": REACT_RUN,
     "rewoo": [
@@ -65,10 +63,8 @@ SCRIPTS: dict[str, list[ScriptOutput]] = {
         "Both are American.\nFinish[yes]",
     ],
     "reflexion": [
-        STUCK_SEARCH,  # trial 1: the same Search three times, halted by the repetition rule
-        STUCK_SEARCH,
-        STUCK_SEARCH,
-        "I searched the same page again and again. Search the second person, then compare.",
+        "Thought: I guess they differ.\nAction: Finish[no]",  # trial 1: wrong
+        "I answered without searching. Search both people, then compare.",  # the reflection
         *REACT_RUN,  # trial 2
     ],
 }
@@ -76,7 +72,7 @@ EXPECTED_CALLS = {
     "react": (3, "== 3 (N + 1)"),
     "rewoo": (2, "== 2"),
     "plan-execute": (7, "== 7 (1 + 2x2 + 2)"),
-    "reflexion": (7, "== 7 (3 + 1 + 3)"),
+    "reflexion": (5, "== 5 (1 + 1 + 3)"),
 }
 
 
