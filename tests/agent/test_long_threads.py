@@ -138,10 +138,13 @@ def test_a_step_budget_past_the_bound_is_refused_in_one_line(
     assert result.exit_code == 2 and message in flat(result.stderr), result.output
 
 
-def test_resume_with_a_budget_past_the_bound_is_refused_in_one_line(tmp_path: Path) -> None:
+def test_resume_with_a_budget_past_the_bound_is_refused_in_one_line(
+    tmp_path: Path, snapshot_db: Path
+) -> None:
     db = tmp_path / "threads.db"
     script = write_script(tmp_path, distinct_steps(3))
-    ask = ["ask", "q", "--model", script, "--wiki", "offline", "--db", str(db), "--max-steps", "1"]
+    wiki = str(snapshot_db)  # not `offline`: that snapshot needs the offline extra
+    ask = ["ask", "q", "--model", script, "--wiki", wiki, "--db", str(db), "--max-steps", "1"]
     first = runner.invoke(app, [*ask, "--thread-id", "b1"])
     assert "budget of 1 step" in flat(first.stdout), first.output
     result = runner.invoke(app, ["resume", "b1", "--db", str(db), "--max-steps", "9999"])
