@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from support import CLAIM, FEVER_PAGES, FEVER_RUN, SpyModel, thread
 
 from wikireact import Context, MemorySource, ScriptedChatModel, build_graph
 from wikireact.errors import ConfigurationError
 from wikireact.models.scripted import ScriptOutput
-from wikireact.protocols.labels import normalize_label
+from wikireact.protocols.labels import label_error, normalize_label
 
 SEARCH = "Thought 1: I search him.\nAction 1: Search[Nikolaj Coster-Waldau]"
 
@@ -161,3 +164,106 @@ def test_a_reviewers_edited_finish_is_checked_like_the_models() -> None:
     )
     assert (out["status"], out["answer"]) == ("finished", "REFUTES")
     assert out["trajectory"][-1]["action"] == "Finish[REFUTES]"
+
+
+DENIALS = ["not supported", "unsupported", "does not support", "not refuted", "irrefutable"]
+"""Verdicts written as a denied label: each may mean either of the two other labels."""
+
+
+def _finish(protocol: str, written: str) -> ScriptOutput:
+    if protocol == "tools":
+        return {"tool": "finish", "args": {"answer": written}, "content": "Done."}
+    return f"Thought 2: done.\nAction 2: Finish[{written}]"
+
+
+@pytest.mark.parametrize("protocol", ["text", "tools"])
+@pytest.mark.parametrize("written", DENIALS)
+def test_a_denied_label_gets_no_hint_that_would_flip_the_verdict(
+    protocol: str, written: str
+) -> None:
+    search: ScriptOutput = SEARCH
+    if protocol == "tools":
+        search = {"tool": "search", "args": {"title": "Nikolaj Coster-Waldau"}, "content": "Go."}
+    script = [search, _finish(protocol, written), _finish(protocol, "supported")]
+    out = run(script, protocol=protocol)
+    invalid = out["trajectory"][1]
+    assert (invalid["kind"], invalid["action"]) == ("invalid", f"Finish[{written}]")
+    assert "Did you mean" not in invalid["observation"]
+    for label in ("Finish[SUPPORTS]", "Finish[REFUTES]", "Finish[NOT ENOUGH INFO]"):
+        assert label in invalid["observation"]
+    assert (out["status"], out["answer"]) == ("finished", "SUPPORTS")  # the next step's own label
+
+
+@pytest.mark.parametrize(
+    ("written", "hint"),
+    [
+        ("SUPORTS", "SUPPORTS"),
+        ("REFUTE IT", "REFUTES"),
+        ("refutted", "REFUTES"),
+        ("not enough", "NOT ENOUGH INFO"),
+        ("Not Enought Info", "NOT ENOUGH INFO"),
+        ("not supported", None),
+        ("Unsupported", None),
+        ("does not support", None),
+        ("doesn't support", None),
+        ("NOT SUPPORTS", None),
+        ("non-supported", None),
+        ("not refuted", None),
+        ("unrefuted", None),
+        ("irrefutable", None),
+        ("refutable", None),
+        ("supportable", None),
+        ("never refuted", None),
+        ("supports? no", None),
+        ("SUPPORTS REFUTES", None),
+        ("supports or refutes", None),
+        ("true", None),
+        ("false", None),
+        ("yes", None),
+        ("", None),
+    ],
+)
+def test_the_did_you_mean_names_a_label_only_for_a_slip_of_the_pen(
+    written: str, hint: str | None
+) -> None:
+    assert hint_in(label_error(written)) == hint
+
+
+def hint_in(message: str) -> str | None:
+    """Return the label a did-you-mean names in `message`, if any."""
+    found = re.search(r"Did you mean ([A-Z ]+)\?", message)
+    return found.group(1) if found else None
+
+
+_VERDICT_FORMS = ["supports", "supported", "refutes", "refuted"]
+_LABEL_FORMS = st.sampled_from([*_VERDICT_FORMS, "not enough info", "not enough information"])
+_DENY = st.sampled_from(["not {}", "does not {}", "{} - not", "no, {}", "never {}"])
+
+
+def _misspelt(form: str, cut: int) -> str:
+    """Return `form` without one of its letters (chosen by `cut`)."""
+    position = cut % len(form)
+    return form[:position] + form[position + 1 :]
+
+
+@given(form=_LABEL_FORMS, denial=_DENY, cut=st.integers(min_value=0, max_value=30))
+def test_a_denied_label_never_gets_a_hint_even_misspelt(form: str, denial: str, cut: int) -> None:
+    assert hint_in(label_error(denial.format(form))) is None
+    assert hint_in(label_error(denial.format(_misspelt(form, cut)))) is None
+
+
+@given(
+    form=st.sampled_from(_VERDICT_FORMS),
+    prefix=st.sampled_from(["un", "ir", "in", "non-", "dis"]),
+    cut=st.integers(min_value=0, max_value=30),
+)
+def test_a_verdict_with_a_negating_prefix_never_gets_a_hint(
+    form: str, prefix: str, cut: int
+) -> None:
+    assert hint_in(label_error(prefix + form)) is None
+    assert hint_in(label_error(prefix + _misspelt(form, cut))) is None
+
+
+@given(form=_LABEL_FORMS, cut=st.integers(min_value=0, max_value=30))
+def test_a_misspelt_label_is_never_hinted_as_another(form: str, cut: int) -> None:
+    assert hint_in(label_error(_misspelt(form, cut))) in (None, normalize_label(form))

@@ -51,3 +51,16 @@ def test_an_unknown_task_is_one_line(fever_args: list[str]) -> None:
     assert result.exit_code == 2
     assert "task must be hotpotqa or fever, got 'squad'" in flat(result.output)
     assert "Traceback" not in result.output
+
+
+def test_ask_task_fever_gives_no_hint_that_flips_a_denied_label(
+    tmp_path: Path, fever_args: list[str]
+) -> None:
+    script = [FEVER_RUN[0], "Thought 2: no.\nAction 2: Finish[not supported]", *FEVER_RUN[1:]]
+    args = [*fever_args, "--model", write_script(tmp_path, script, "denied.json")]
+    result = runner.invoke(app, ["ask", "--task", "fever", CLAIM, "--json", *args])
+    assert result.exit_code == 0, result.output
+    invalid = json.loads(result.stdout)["trajectory"][1]
+    assert invalid["observation"].startswith("Invalid action: `not supported` is not a label.")
+    assert "Did you mean" not in invalid["observation"]
+    assert "Finish[NOT ENOUGH INFO]" in invalid["observation"]
