@@ -12,6 +12,12 @@ them, from the state's `pages_read`), in order, once each. A graph with its own 
 calling agent (under its checkpointer, if it has one). With `approve` on, a graph nested
 under a checkpointed agent pauses that agent; a graph with its own checkpointer would
 pause on a thread nobody resumes, so keep approval off there.
+
+The question's limits (1 to `MAX_QUESTION_CHARS` characters, spaces at the ends not
+counted) are in the tool's schema, so the calling model sees them. A call that breaks them
+(or gives no text) runs nothing and comes back as the tool's result, one line saying what
+was wrong (`not run: the question is empty; ask again ...`), so the calling agent goes on and
+its model can ask again.
 """
 
 from __future__ import annotations
@@ -23,9 +29,11 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import StructuredTool
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph.state import CompiledStateGraph
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic_core import ErrorDetails
 
-from wikireact.context import Context
+from wikireact.context import MAX_QUESTION_CHARS, Context, validate_question
+from wikireact.protocols.text import valid_unicode
 
 DESCRIPTION = (
     "Answer a factual question by searching and reading Wikipedia step by step (ReAct). "
@@ -34,9 +42,23 @@ DESCRIPTION = (
 
 
 class Question(BaseModel):
-    """The tool's one argument."""
+    """The tool's one argument, with the limits an episode's question has."""
 
-    question: str = Field(description="A self-contained factual question, in English.")
+    model_config = ConfigDict(str_strip_whitespace=True)
+
+    question: str = Field(
+        min_length=1,
+        max_length=MAX_QUESTION_CHARS,
+        description=(
+            f"A self-contained factual question, in English (1 to {MAX_QUESTION_CHARS} characters)."
+        ),
+    )
+
+    @field_validator("question", mode="before")
+    @classmethod
+    def _repaired(cls, value: object) -> object:
+        """Replace invalid Unicode (a lone surrogate) as the episode's door does, not refuse it."""
+        return valid_unicode(value) if isinstance(value, str) else value
 
 
 def compact_tool(
@@ -64,8 +86,33 @@ def compact_tool(
         return compact_result(_last([chunk async for chunk in chunks]))
 
     return StructuredTool.from_function(
-        func=run, coroutine=arun, name=name, description=description, args_schema=Question
+        func=run,
+        coroutine=arun,
+        name=name,
+        description=description,
+        args_schema=Question,
+        handle_validation_error=refusal,
     )
+
+
+def refusal(error: ValidationError) -> str:
+    """Return, as the tool's result, the one line saying why a call's arguments were refused."""
+    reasons = "; ".join(_reason(detail) for detail in error.errors())
+    return (
+        f"not run: {reasons}; ask again with one question of 1 to {MAX_QUESTION_CHARS} "
+        "characters as `question`"
+    )
+
+
+def _reason(detail: ErrorDetails) -> str:
+    """Return one validation problem in words: the door's own for a question given as text."""
+    if tuple(detail["loc"]) == ("question",) and isinstance(detail["input"], str):
+        try:
+            validate_question(detail["input"])
+        except ValueError as exc:
+            return str(exc)
+    where = ".".join(str(part) for part in detail["loc"]) or "arguments"
+    return f"{where}: {detail['msg']}"
 
 
 def compact_result(values: dict[str, Any]) -> dict[str, Any]:
