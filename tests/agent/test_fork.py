@@ -154,8 +154,10 @@ def test_a_checkpoint_the_thread_lacks_is_named(checkpointer: BaseCheckpointSave
     )
 
 
-def test_another_agents_thread_or_graph_is_refused_as_not_react() -> None:
-    saver = InMemorySaver()
+def test_another_agents_thread_or_graph_is_refused_as_not_react(
+    checkpointer: BaseCheckpointSaver,
+) -> None:
+    saver = checkpointer
     plan = "Plan: Find him.\n#E1 = Search[Ed Wood]"
     rewoo = build_rewoo(
         saver, model=ScriptedChatModel(outputs=[plan, "Finish[yes]"]), wiki=MemorySource(WIKI)
