@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from wikireact.agents.rewoo import plan as plan_module
 from wikireact.agents.rewoo.plan import Plan, PlanError, read_plan, substitute
 
 
@@ -81,3 +82,46 @@ def test_hostile_plans_are_read_without_raising() -> None:
         "#E1 = LLM[#E" + "9" * 5_000 + "]",
     ):
         assert isinstance(read_plan(text, 7), Plan | PlanError)
+
+
+def test_a_reference_with_leading_zeros_names_the_same_evidence() -> None:
+    plan = read_plan("#E1 = Search[Ed Wood]\n#E2 = LLM[Where was he born? #E01 #E001]", 7)
+    assert isinstance(plan, Plan) and plan.steps[1].needs == (1,)
+    # what the step waits for is what is substituted: one rule for both
+    evidence = {"#E1": "Ed Wood's page"}
+    assert substitute("#E01, #E001 and #E1", evidence) == (
+        "Ed Wood's page, Ed Wood's page and Ed Wood's page"
+    )
+    assert substitute("#E1 and #E10", evidence) == "Ed Wood's page and #E10"
+    assert substitute("#E1", evidence, lambda text: f"«{text}»") == "«Ed Wood's page»"
+
+
+def big_plan(steps: int) -> str:
+    """A plan of `steps` valid steps, each with its reasoning line."""
+    return "".join(f"Plan: step {n}.\n#E{n} = Search[Page {n}]\n" for n in range(1, steps + 1))
+
+
+def test_a_plan_over_the_cap_is_refused_and_read_only_up_to_the_cap(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    scanned = 0
+    unmarked = plan_module._unmarked
+
+    def counting(raw: str) -> str:
+        nonlocal scanned
+        scanned += 1
+        return unmarked(raw)
+
+    monkeypatch.setattr(plan_module, "_unmarked", counting)
+    counts = []
+    for size in (1_000_000, 2_000_000):  # characters
+        text = big_plan(size // 30)
+        assert len(text) >= size
+        scanned = 0
+        found = read_plan(text, 7)
+        assert found == PlanError(
+            "the plan has more than 7 steps; the step budget allows at most 7."
+        )
+        counts.append(scanned)
+    # the lines of 7 steps and their reasons, and the first step past the cap: no more
+    assert counts == [2 * 7 + 2, 2 * 7 + 2]

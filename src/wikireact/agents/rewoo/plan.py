@@ -7,23 +7,26 @@ never raises and never evaluates anything: inputs are plain strings.
 
 A step depends on every `#E<k>` its input cites (they may come later in the text: the
 order of the plan is its dependency order, not its line order), and a `Lookup` also on
-the nearest `Search` above it, whose page it reads. Lines are scanned with string
-operations only (no regular expression over a whole line), so hostile text parses in
-linear time.
+the nearest `Search` above it, whose page it reads. One rule reads every reference
+(`references`): `#E01` is `#E1`, both for what a step waits for and for what `substitute`
+puts in its place. Lines are scanned with string operations only (no regular expression
+over a whole line), one at a time, and reading stops at the first step past the cap: a
+plan of any length is read in time linear in the part read.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from wikireact.protocols.text import cut_at_observation
 
 ToolName = Literal["Search", "Lookup", "LLM"]
 TOOLS: tuple[ToolName, ...] = ("Search", "Lookup", "LLM")
-REFERENCE = re.compile(r"#E(\d+)")
-"""An evidence reference inside a step's input (`#E2`); `\\d+` then a non-digit: linear."""
+REFERENCE = re.compile(r"#E([0-9]+)")
+"""An evidence reference inside a step's input (`#E2`); ASCII digits then a non-digit: linear."""
 MAX_NUMBER_DIGITS = 6
 """Evidence numbers longer than this are refused (Python refuses to read a 4,300-digit one)."""
 STEP_FORM = "#E<n> = Tool[input] (tools: Search, Lookup, LLM)"
@@ -74,13 +77,17 @@ class PlanError:
 
 
 def read_plan(text: str, max_steps: int) -> Plan | PlanError:
-    """Read the planner's `text` into a plan of at most `max_steps` steps, or say why not."""
+    """Read the planner's `text` into a plan of at most `max_steps` steps, or say why not.
+
+    Reading stops at the first step past `max_steps`: the lines after it are never scanned.
+    """
     text = cut_at_observation(str(text).replace("\r\n", "\n").replace("\r", "\n"))
     thoughts: list[str] = []
     thought = ""
     steps: list[PlanStep] = []
+    defined: set[int] = set()
     last_search: int | None = None
-    for raw in text.split("\n"):
+    for raw in plan_lines(text):
         line = _unmarked(raw)
         if not line:
             continue
@@ -91,24 +98,36 @@ def read_plan(text: str, max_steps: int) -> Plan | PlanError:
             continue
         if not line.upper().startswith("#E"):
             continue  # prose between steps: not a step, not an error
+        if len(steps) == max_steps:
+            return PlanError(
+                f"the plan has more than {max_steps} steps; the step budget allows at most "
+                f"{max_steps}."
+            )
         step = _read_step(line, thought, last_search)
         if isinstance(step, PlanError):
             return step
-        if any(s.number == step.number for s in steps):
+        if step.number in defined:
             return PlanError(f"{step.name} is defined twice; number each step once.", line)
         steps.append(step)
+        defined.add(step.number)
         if step.tool == "Search":
             last_search = step.number
     if not steps:
         return PlanError(f"the plan has no steps; write each one as {STEP_FORM}.")
-    if len(steps) > max_steps:
-        return PlanError(
-            f"the plan has {len(steps)} steps; the step budget allows at most {max_steps}."
-        )
     problem = _missing_reference(steps) or _cycle(steps)
     if problem is not None:
         return problem
     return Plan(" ".join(t for t in thoughts if t), tuple(steps))
+
+
+def plan_lines(text: str) -> Iterator[str]:
+    """Yield the lines of `text` one at a time (a reader that stops early splits no further)."""
+    start = 0
+    while start <= len(text):
+        end = text.find("\n", start)
+        end = len(text) if end == -1 else end
+        yield text[start:end]
+        start = end + 1
 
 
 def _unmarked(raw: str) -> str:
@@ -141,10 +160,10 @@ def _read_step(line: str, thought: str, last_search: int | None) -> PlanStep | P
     if not argument:
         return PlanError(f"{tool} needs a non-empty input in `{line[:200]}`.", line)
     number = int(digits)
-    references = [m.group(1) for m in REFERENCE.finditer(argument)]
-    if not all(_is_number(r) for r in references):
+    numbers = [reference.number for reference in references(argument)]
+    if None in numbers:
         return PlanError(f"an evidence number in `{line[:200]}` is too long.", line)
-    cited = tuple(dict.fromkeys(int(r) for r in references))
+    cited = tuple(dict.fromkeys(n for n in numbers if n is not None))
     page_of = last_search if tool == "Lookup" else None
     needs = cited + ((page_of,) if page_of is not None and page_of not in cited else ())
     return PlanStep(number, tool, argument, thought, line, needs, page_of)
@@ -152,7 +171,24 @@ def _read_step(line: str, thought: str, last_search: int | None) -> PlanStep | P
 
 def _is_number(digits: str) -> bool:
     """Whether `digits` is an evidence number: ASCII digits, at most `MAX_NUMBER_DIGITS` of them."""
-    return digits.isascii() and digits.isdigit() and len(digits) <= MAX_NUMBER_DIGITS
+    return len(digits) <= MAX_NUMBER_DIGITS and digits.isascii() and digits.isdigit()
+
+
+class Reference(NamedTuple):
+    """An `#E<k>` cited in a step's input: where it is written, and the evidence it names."""
+
+    start: int
+    end: int
+    number: int | None
+    """The evidence number (`#E01` and `#E1` both name 1); None when it is too long to be one."""
+
+
+def references(text: str) -> Iterator[Reference]:
+    """Yield every evidence reference in `text`, in order: the one rule for reading them."""
+    for match in REFERENCE.finditer(text):  # ASCII digits: a number unless too long
+        start, end = match.span()
+        digits = end - start - 2
+        yield Reference(start, end, int(match.group(1)) if digits <= MAX_NUMBER_DIGITS else None)
 
 
 def _missing_reference(steps: list[PlanStep]) -> PlanError | None:
@@ -197,6 +233,18 @@ def _cycle(steps: list[PlanStep]) -> PlanError | None:
     return None
 
 
-def substitute(text: str, evidence: dict[str, str]) -> str:
-    """Return `text` with every `#E<k>` replaced by that evidence (already capped), when known."""
-    return REFERENCE.sub(lambda m: evidence.get(f"#E{m.group(1)}", m.group(0)), text)
+def substitute(text: str, evidence: dict[str, str], render: Callable[[str], str] = str) -> str:
+    """Return `text` with every `#E<k>` whose evidence is known replaced by `render(evidence)`.
+
+    `evidence` is keyed by evidence name (`#E1`); a reference is read by `references`, so
+    `#E01` is replaced by `#E1`'s evidence, as the step waited for it.
+    """
+    parts: list[str] = []
+    done = 0
+    for reference in references(text):
+        found = None if reference.number is None else evidence.get(f"#E{reference.number}")
+        if found is not None:
+            parts += [text[done : reference.start], render(found)]
+            done = reference.end
+    parts.append(text[done:])
+    return "".join(parts)
