@@ -148,9 +148,10 @@ def test_evidence_is_substituted_capped_like_an_observation() -> None:
         context={"observation_cap": 60},
     )
     assert result["model_calls"] == 3 and len(model.calls) == 3
-    llm_prompt = model.texts[1][-1]
-    assert llm_prompt.startswith("Give the birth year in: Scott Derrickson (born")
-    assert "[… truncated," in llm_prompt and len(llm_prompt) <= len("Give the birth year in: ") + 60
+    llm_prompt = model.texts[1][-1]  # the evidence, capped, inside ReAct's fence
+    assert llm_prompt.startswith("Give the birth year in: «Scott Derrickson (born")
+    assert llm_prompt.endswith("»") and "[… truncated," in llm_prompt
+    assert len(llm_prompt) <= len("Give the birth year in: «»") + 60
     assert result["trajectory"][3]["action"] == "Search[1966]"
     assert result["evidence"]["#E3"] == "1966 was a common year starting on Saturday."
     assert result["answer"] == "1966"
@@ -337,3 +338,30 @@ def test_an_edited_step_counts_as_the_reviewers_action_for_the_repetition_rule()
     kinds = {s["raw"][:3]: s["kind"] for s in paused["trajectory"] if s["raw"].startswith("#E")}
     assert kinds == {"#E1": "executed", "#E2": "executed", "#E3": "repeat", "#E4": "executed"}
     assert paused["evidence"]["#E4"].startswith("Edward Davis Wood Jr.")
+
+
+def test_a_reference_with_leading_zeros_gets_the_evidence_it_waited_for() -> None:
+    plan = (
+        "Plan: a.\n#E1 = Search[Ed Wood]\n"
+        "Plan: b.\n#E2 = LLM[Name the person in #E01]\n"
+        "Plan: c.\n#E3 = Search[#E02]"
+    )
+    result, model, _ = run([plan, "Scott Derrickson", ANSWER])
+    assert result["status"] == "finished"
+    llm_prompt = model.texts[1][-1]
+    assert (
+        llm_prompt.startswith("Name the person in «Edward Davis Wood Jr.")
+        and "#E" not in llm_prompt
+    )
+    assert result["trajectory"][3]["action"] == "Search[Scott Derrickson]"
+    assert result["evidence"]["#E3"].startswith("Scott Derrickson (born")
+
+
+def test_a_megabyte_plan_is_refused_in_one_line_twice() -> None:
+    huge = "".join(f"Plan: step {n}.\n#E{n} = Search[Page {n}]\n" for n in range(1, 40_000))
+    assert len(huge) > 1_000_000
+    result, model, _ = run([huge, huge])
+    assert result["status"] == "invalid_plan" and len(model.calls) == 2
+    message = "Invalid plan: the plan has more than 7 steps; the step budget allows at most 7."
+    assert [s["observation"] for s in result["trajectory"]] == [message, message]
+    assert "the step budget allows at most 7" in model.prompts[1]  # the re-plan was told why

@@ -8,12 +8,13 @@ Observation 1: ...\\n...Action 3: Finish[...]\\nQuestion: ...", ...}`. Two kinds
   `Thought N:` / `Action N:` / `Observation N:` lines, ending with `Action N: Finish[...]`;
 - question answering (`cotqa_*` for CoT, `webqa_*` for Standard): `Question:`, an optional
   `Thought: ... So the answer is X.` and `Answer: X`;
-- plans (`rewoo_*` for ReWOO's planner): `Question:` then the plan, `Plan: ...` lines and
-  `#E<n> = Tool[input]` steps (checked when the planner reads them, as any plan is).
+- plans (`rewoo_*` for ReWOO's planner): `Question:` (FEVER: `Claim:`) then the plan, `Plan: ...`
+  lines and `#E<n> = Tool[input]` steps (checked when the planner reads them, as any plan is).
 
 wikireact ships its own exemplars in this layout, written for this project: `data/prompts.json`
 (HotpotQA, keys `*_simple6`), `data/fever.json` (FEVER, keys `*_simple3`, as the paper's
-`fever.json`) and `data/rewoo.json` (ReWOO's plans); `--prompts FILE` replaces them, e.g.
+`fever.json`) and `data/rewoo.json` / `data/rewoo_fever.json` (ReWOO's plans, for each task);
+`--prompts FILE` replaces them, e.g.
 with the paper's `prompts_naive.json` or `fever.json`.
 """
 
@@ -36,6 +37,11 @@ from wikireact.state import Step
 DEFAULT_PROMPTS = Path(__file__).parent / "data" / "prompts.json"
 DEFAULT_PLAN_PROMPTS = Path(__file__).parent / "data" / "rewoo.json"
 """ReWOO's own plan exemplars (a file of their own, so ReAct's prompt file and hash stay as they were)."""
+TASK_PLAN_PROMPTS: dict[Task, Path] = {
+    "hotpotqa": DEFAULT_PLAN_PROMPTS,
+    "fever": Path(__file__).parent / "data" / "rewoo_fever.json",
+}
+"""ReWOO's own plan exemplars for each task (FEVER's check claims; same key, `rewoo_simple3`)."""
 FEVER_PROMPTS = Path(__file__).parent / "data" / "fever.json"
 TASK_PROMPTS: dict[Task, Path] = {"hotpotqa": DEFAULT_PROMPTS, "fever": FEVER_PROMPTS}
 """wikireact's own exemplars for each task."""
@@ -207,15 +213,15 @@ def parse_qa(text: str) -> tuple[QaExemplar, ...]:
 
 
 def parse_plans(text: str) -> tuple[PlanExemplar, ...]:
-    """Return the example plans of a `rewoo_*` prompt: each question with the lines below it.
+    """Return the example plans of a `rewoo_*` prompt: each question (or claim) with the lines below it.
 
     Usable: a question and at least one `#E` step line.
     """
     found: list[tuple[str, list[str]]] = []
     for line in text.replace("\r\n", "\n").split("\n"):
         stripped = line.strip()
-        if stripped.startswith("Question:"):
-            found.append((stripped.removeprefix("Question:").strip(), []))
+        if stripped.startswith(("Question:", "Claim:")):
+            found.append((stripped.partition(":")[2].strip(), []))
         elif found and stripped:
             found[-1][1].append(stripped)
     return tuple(
@@ -250,7 +256,7 @@ def load_prompts(
     answering).
     """
     needs = tuple(needs)
-    file = path or (DEFAULT_PLAN_PROMPTS if "rewoo" in needs else TASK_PROMPTS[task])
+    file = path or (TASK_PLAN_PROMPTS[task] if "rewoo" in needs else TASK_PROMPTS[task])
     default_keys = TASK_KEYS[task]
     data, digest = read_prompt_file(file)
     for key in keys:
@@ -312,9 +318,9 @@ def default_episodes(
 
 
 @functools.cache
-def default_plans() -> tuple[PlanExemplar, ...]:
-    """Return wikireact's own example plans for ReWOO's planner (read once per process)."""
-    return load_prompts(None, ["rewoo"]).plans
+def default_plans(task: Task = "hotpotqa") -> tuple[PlanExemplar, ...]:
+    """Return wikireact's own example plans for ReWOO's planner and `task` (read once per process)."""
+    return load_prompts(None, ["rewoo"], task=task).plans
 
 
 @functools.cache

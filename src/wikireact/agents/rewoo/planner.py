@@ -39,7 +39,9 @@ def plan(
     written = state.get("plans", 0)
     reply = call_model(
         resources.chat_model(context),
-        planner_messages(question, context.max_steps, state.get("plan_error"), examples),
+        planner_messages(
+            question, context.max_steps, state.get("plan_error"), examples, context.task
+        ),
         index=state.get("model_calls", 0),
         failure="the model did not write the plan",
     )

@@ -16,6 +16,9 @@ Settled here (nothing is executed):
 
 Limits of a round: one Lookup per page (its cursor moves), and with approval on one Search
 or Lookup (the reviewer answers one proposal at a time; LLM steps still run beside it).
+
+An LLM step's input gets the evidence it cites fenced (`prompts.fenced`: it is page text
+the model reads); a Search/Lookup's gets it as written (it is the title or keyword).
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from wikireact.agents.rewoo.plan import substitute
+from wikireact.agents.rewoo.prompts import fenced
 from wikireact.agents.rewoo.records import Recorder
 from wikireact.agents.rewoo.state import PlannedStep, RewooState, StepResult, Task
 from wikireact.context import Context
@@ -176,10 +180,11 @@ class Round:
 
     def _consider(self, step: PlannedStep) -> bool:
         """Dispatch or settle `step` if it can be now; return whether something was recorded."""
-        argument = substitute(step["text"], self.board.evidence)
         if step["tool"] == "LLM":
+            argument = substitute(step["text"], self.board.evidence, fenced)
             self._dispatch(step, argument, None)
             return False
+        argument = substitute(step["text"], self.board.evidence)
         made = make_action(step["tool"], argument, argument[:200])  # type: ignore[arg-type]
         if not isinstance(made, Action):
             self._settle(

@@ -2,7 +2,10 @@
 
 The reply is read by ReAct's tolerant parser (`wikireact.protocols.text.parse_output`):
 a `Finish[answer]` ends the episode `finished`; anything else is recorded as an `invalid`
-step and the episode ends `no_answer` (the solver has one call, as in the paper).
+step and the episode ends `no_answer` (the solver has one call, as in the paper). Under
+`task="fever"` the answer is a verdict: a Finish naming one of the three labels (in any
+form `wikireact.protocols.labels` reads) ends it with that label, any other Finish is an
+`invalid` step, as in ReAct. The evidence is shown fenced (`prompts.fenced`).
 """
 
 from __future__ import annotations
@@ -11,13 +14,14 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from wikireact.agents.rewoo.prompts import solver_messages
+from wikireact.agents.rewoo.prompts import fenced, solver_messages
 from wikireact.agents.rewoo.records import Recorder
 from wikireact.agents.rewoo.state import PlannedStep, RewooState
 from wikireact.context import Context, validate_question
 from wikireact.episode.resources import DEFAULT_RESOURCES, Resources
 from wikireact.episode.stored_context import settle
 from wikireact.nodes.model_call import call_model, reply_text, reply_tokens
+from wikireact.protocols.labels import as_verdict
 from wikireact.protocols.text import Action, FormatError, cut_at_observation, parse_output
 from wikireact.state import ActionDict
 
@@ -25,14 +29,14 @@ NOT_FINISH = "the solver must end with Finish[answer]."
 
 
 def worked_plan(plan: list[PlannedStep], evidence: dict[str, str]) -> str:
-    """Return the plan with each step's evidence, as the solver reads it."""
+    """Return the plan with each step's evidence (fenced), as the solver reads it."""
     lines = []
     for step in plan:
         name = f"#E{step['number']}"
         if step["thought"]:
             lines.append(f"Plan: {step['thought']}")
         lines.append(f"{name} = {step['tool']}[{step['text']}]")
-        lines.append(f"Evidence: {evidence.get(name, '(none)')}")
+        lines.append(f"Evidence: {fenced(evidence[name]) if name in evidence else '(none)'}")
     return "\n".join(lines)
 
 
@@ -45,7 +49,9 @@ def solve(
     reply = call_model(
         resources.chat_model(context),
         solver_messages(
-            question, worked_plan(state.get("plan") or [], state.get("evidence") or {})
+            question,
+            worked_plan(state.get("plan") or [], state.get("evidence") or {}),
+            context.task,
         ),
         index=state.get("model_calls", 0),
         failure="the model did not answer from the evidence",
@@ -53,7 +59,7 @@ def solve(
     text = cut_at_observation(reply_text(reply))
     input_tokens, output_tokens = reply_tokens(reply)
     parsed = parse_output(text)
-    result = parsed.result
+    result = as_verdict(parsed.result) if context.task == "fever" else parsed.result
     recorder = Recorder(state.get("steps", 0))
     if isinstance(result, Action) and result.name == "Finish":
         recorder.add(

@@ -4,7 +4,8 @@ Search and Lookup run without the model, through ReAct's environment
 (`wikireact.wiki.environment`) and observation cap; with approval on, the step first
 pauses with `interrupt()` (before any side effect, so re-running this node on resume
 repeats nothing), and the reviewer may approve it, reject it, or replace it with another
-action of the same tool. An LLM step is one model call on its input. The worker returns
+action of the same tool. An LLM step is one model call on its input (the evidence it cites
+fenced, `prompts.fenced`); its answer is evidence too. The worker returns
 the step's result; the scheduler records it. An outage of the source raises
 `WikiOutageError`, as in ReAct (nothing is recorded, the thread can be resumed).
 """
@@ -104,7 +105,7 @@ def _llm(task: Task, context: Context, resources: Resources) -> StepResult:
     started_at = utc_now()
     reply = call_model(
         resources.chat_model(context),
-        llm_messages(task["question"], task["argument"]),
+        llm_messages(task["question"], task["argument"], context.task),
         index=task["call_index"],
         failure=f"the model did not answer the LLM step #E{task['number']}",
     )
