@@ -11,4 +11,10 @@ Protocol: ReWOO's plan, LLM steps and answer are text under both protocols (`Con
 `tools` runs it as `text`): a plan is a program of many tool calls with evidence
 references, which one native tool call cannot state, and the solver's `Finish[answer]` is
 read by the same tolerant parser as ReAct's.
+
+Recursion limits: ReWOO stops with status `recursion_limit` before LangGraph's limit and
+a later run goes on (`limits`); `MIN_RECURSION_LIMIT` is the smallest limit at which a run
+makes progress.
 """
+
+from wikireact.agents.rewoo.limits import MIN_RECURSION_LIMIT as MIN_RECURSION_LIMIT

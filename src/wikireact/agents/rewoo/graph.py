@@ -11,9 +11,11 @@
 - `solve`: one model call over the question, the plan and the evidence, ending with
   `Finish[answer]`.
 
-A plan without LLM steps costs exactly 2 model calls. `graph` (module level, no
-checkpointer) is what `langgraph.json` serves; `build_graph(checkpointer=...)` gives
-standalone, resumable runs. Both are `EpisodeGraph`s (`wikireact.episode.compiled`): runs
+A plan without LLM steps costs exactly 2 model calls. A run stopped before its recursion
+limit (status `recursion_limit`, `limits`) is continued by a later run: `route_start` goes
+back to `schedule` once the episode has a plan. `graph` (module level, no checkpointer) is
+what `langgraph.json` serves; `build_graph(checkpointer=...)` gives standalone, resumable
+runs. Both are `EpisodeGraph`s (`wikireact.episode.compiled`): runs
 are checked at the door (`wikireact.episode.admission`), like ReAct's.
 """
 
@@ -27,6 +29,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START
 from langgraph.types import Send
 
+from wikireact.agents.rewoo.limits import MIN_RECURSION_LIMIT as MIN_RECURSION_LIMIT
 from wikireact.agents.rewoo.planner import plan
 from wikireact.agents.rewoo.scheduler import schedule
 from wikireact.agents.rewoo.solver import solve
@@ -45,9 +48,16 @@ ROUND_WORKERS = 8
 threads that save checkpoints; see `wikireact.episode.compiled`)."""
 
 
-def route_start(state: RewooState) -> Literal["plan", "__end__"]:
-    """Plan a new episode; one that has ended stays ended (its output is returned)."""
-    return "__end__" if state.get("status") in ENDED else "plan"
+def route_start(state: RewooState) -> Literal["plan", "schedule", "__end__"]:
+    """Plan a new episode; continue a stopped one from its plan; an ended one stays ended.
+
+    An episode stopped before the recursion limit after a valid plan goes on at
+    `schedule` (its recorded steps stay, the rest run); one stopped before it had a valid
+    plan plans (again).
+    """
+    if state.get("status") in ENDED:
+        return "__end__"
+    return "schedule" if state.get("plan") else "plan"
 
 
 def route_plan(state: RewooState) -> Literal["plan", "schedule", "__end__"]:

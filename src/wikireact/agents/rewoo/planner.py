@@ -3,7 +3,9 @@
 The plan is read by `wikireact.agents.rewoo.plan.read_plan`. A valid plan is recorded as a
 step of kind `plan`; an invalid one as an `invalid` step whose observation says what is
 wrong, and that reason goes into the next planner prompt. After `MAX_PLANS` invalid plans
-the episode ends with status `invalid_plan`.
+the episode ends with status `invalid_plan`. When the node that follows (`schedule`, or
+`plan` again) does not fit in the run's recursion limit, the episode stops with status
+`recursion_limit` (`limits`); a later run goes on from the recorded plan.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
+from wikireact.agents.rewoo.limits import NEXT_NODE, UNLIMITED, fits
 from wikireact.agents.rewoo.plan import Plan, read_plan
 from wikireact.agents.rewoo.prompts import planner_messages
 from wikireact.agents.rewoo.records import Recorder
@@ -49,7 +52,7 @@ def plan(
     input_tokens, output_tokens = reply_tokens(reply)
     read = read_plan(text, context.max_steps)
     recorder = Recorder(state.get("steps", 0))
-    update: dict[str, Any] = {"plans": written + 1, "model_calls": 1}
+    update: dict[str, Any] = {"plans": written + 1, "model_calls": 1, "status": "running"}
     if isinstance(read, Plan):
         recorder.add(
             "plan",
@@ -87,6 +90,10 @@ def plan(
         update |= {"plan": [], "plan_error": read.message}
         if written + 1 >= MAX_PLANS:
             update["status"] = "invalid_plan"
-    status = update.get("status", "running")
+    if update["status"] == "running" and not fits(
+        state.get("remaining_steps", UNLIMITED), NEXT_NODE
+    ):
+        update["status"] = "recursion_limit"
+    status = update["status"]
     recorder.emit(runtime, status)
     return {**kept, **update, **recorder.update()}

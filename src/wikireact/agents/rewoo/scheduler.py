@@ -19,6 +19,11 @@ or Lookup (the reviewer answers one proposal at a time; LLM steps still run besi
 
 An LLM step's input gets the evidence it cites fenced (`prompts.fenced`: it is page text
 the model reads); a Search/Lookup's gets it as written (it is the title or keyword).
+
+Before choosing a round it checks that the round (`work`, then `schedule` again) fits in
+the run's recursion limit, and before solving that `solve` does (`limits`); when the next
+part does not fit the episode stops with status `recursion_limit`, nothing dispatched, and
+a later run continues here.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
+from wikireact.agents.rewoo.limits import NEXT_NODE, ROUND_SUPERSTEPS, UNLIMITED, fits
 from wikireact.agents.rewoo.plan import substitute
 from wikireact.agents.rewoo.prompts import fenced
 from wikireact.agents.rewoo.records import Recorder
@@ -35,7 +41,7 @@ from wikireact.agents.rewoo.state import PlannedStep, RewooState, StepResult, Ta
 from wikireact.context import Context
 from wikireact.episode.stored_context import settle
 from wikireact.protocols.text import Action, make_action
-from wikireact.state import ActionDict, State
+from wikireact.state import ActionDict, State, Status
 from wikireact.wiki.repetition import state_key
 
 SEARCHING = ("Search", "Lookup")
@@ -125,9 +131,14 @@ def schedule(state: RewooState, runtime: Runtime[Context]) -> dict[str, Any]:
         if number in board.dispatched and number not in board.recorded and name in board.results:
             board.record(step, board.results[name], recorder)
     gated = context.approve or bool((state.get("context") or {}).get("approve"))
-    chooser = Round(board, context, gated, state, recorder)
-    tasks = chooser.choose()
-    status = "repetition_halted" if board.halted else "running"
+    remaining = state.get("remaining_steps", UNLIMITED)
+    room_for_round = fits(remaining, ROUND_SUPERSTEPS)
+    tasks = Round(board, context, gated, state, recorder).choose() if room_for_round else []
+    waiting = any(step["number"] not in board.recorded for step in board.plan)
+    out_of_room = not tasks and ((waiting and not room_for_round) or not fits(remaining, NEXT_NODE))
+    status: Status = (
+        "repetition_halted" if board.halted else "recursion_limit" if out_of_room else "running"
+    )
     recorder.emit(runtime, status)
     update: dict[str, Any] = {
         "results": board.settled,
@@ -141,11 +152,10 @@ def schedule(state: RewooState, runtime: Runtime[Context]) -> dict[str, Any]:
         "cursors": board.cursors,
         "proposals": board.proposals,
         "pages_read": board.pages_read,
-        "round": [] if board.halted else tasks,
+        "round": tasks if status == "running" else [],
+        "status": status,
         **recorder.update(),
     }
-    if board.halted:
-        update["status"] = "repetition_halted"
     return update
 
 

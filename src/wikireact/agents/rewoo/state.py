@@ -14,6 +14,7 @@ import operator
 from typing import Annotated, Any
 
 from langgraph.channels import DeltaChannel
+from langgraph.managed import RemainingSteps
 from typing_extensions import NotRequired, TypedDict
 
 from wikireact.state import (
@@ -124,3 +125,5 @@ class RewooState(InputState, RewooOutput, total=False):
     """Titles of the pages the plan's Searches opened, once each."""
     context: dict[str, Any]
     """The episode's `Context` as a dict, kept from its start."""
+    remaining_steps: RemainingSteps
+    """LangGraph's supersteps left in this run (`limits`: ReWOO stops before the limit)."""
