@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import importlib
 from types import ModuleType
+from typing import Any
 
 from wikireact.errors import ConfigurationError
 
@@ -47,6 +48,18 @@ def check_agent(name: str) -> str:
     if name not in AGENTS:
         raise ConfigurationError(f"unknown agent {name!r}; choose one of {', '.join(AGENTS)}")
     return name
+
+
+def check_settings(name: str, context: Any) -> None:
+    """Refuse, with one line (`ConfigurationError`), settings agent `name` cannot run with.
+
+    The agent's graph module says which (its `check_settings`, e.g. ReWOO refuses the
+    tools protocol); its graph's door checks the same, so callers that record a thread
+    before running it (`wikireact ask`) check here first.
+    """
+    check = getattr(load_agent(name), "check_settings", None)
+    if check is not None:
+        check(context)
 
 
 def load_agent(name: str) -> ModuleType:

@@ -129,6 +129,7 @@ def ask(
     import uuid
     from contextlib import closing
 
+    from wikireact.agents import check_settings
     from wikireact.cli.episode import run_episode
     from wikireact.cli.hints import resume_hint
     from wikireact.cli.resolve import run_context, run_model, snapshot_id
@@ -153,6 +154,7 @@ def ask(
         protocol=protocol,
         task=task,
     )
+    check_settings(agent, context)  # before the thread is registered: refused, nothing kept
     resources, chat_model = run_model(context, model_cache)
     thread_id = thread_id or uuid.uuid4().hex[:12]
     with stack_closed(chat_model), closing(open_threads(db)) as store, runner(store, thread_id):
@@ -292,7 +294,7 @@ def resume(
 
     from rich.text import Text
 
-    from wikireact.agents import load_agent
+    from wikireact.agents import check_settings, load_agent
     from wikireact.cli.display import clean, show_transcript
     from wikireact.cli.episode import run_episode
     from wikireact.cli.hints import resume_hint
@@ -310,6 +312,7 @@ def resume(
             max_steps=max_steps,
             approve=approve,
         )
+        check_settings(agent, context)
         resources, chat_model = run_model(context, model_cache)
         with stack_closed(chat_model):
             if wiki is None:

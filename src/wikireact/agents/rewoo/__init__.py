@@ -7,10 +7,10 @@ call: 2 model calls per question when the plan has no LLM step, where ReAct make
 step. It runs over ReAct's environment, approval gate, audit trail, repetition rule and
 accounting (`wikireact.wiki`, `wikireact.episode`).
 
-Protocol: ReWOO's plan, LLM steps and answer are text under both protocols (`Context.protocol`
-`tools` runs it as `text`): a plan is a program of many tool calls with evidence
-references, which one native tool call cannot state, and the solver's `Finish[answer]` is
-read by the same tolerant parser as ReAct's.
+Protocol: ReWOO's plan, LLM steps and answer are text: a plan is a program of many tool
+calls with evidence references, which one native tool call cannot state, and the solver's
+`Finish[answer]` is read by the same tolerant parser as ReAct's. A run with
+`protocol="tools"` is refused in one line, everywhere (`settings`).
 
 Recursion limits: ReWOO stops with status `recursion_limit` before LangGraph's limit and
 a later run goes on (`limits`); `MIN_RECURSION_LIMIT` is the smallest limit at which a run

@@ -15,29 +15,36 @@ A plan without LLM steps costs exactly 2 model calls. A run stopped before its r
 limit (status `recursion_limit`, `limits`) is continued by a later run: `route_start` goes
 back to `schedule` once the episode has a plan. `graph` (module level, no checkpointer) is
 what `langgraph.json` serves; `build_graph(checkpointer=...)` gives standalone, resumable
-runs. Both are `EpisodeGraph`s (`wikireact.episode.compiled`): runs
-are checked at the door (`wikireact.episode.admission`), like ReAct's.
+runs. Both are `RewooGraph`s: `EpisodeGraph`s (`wikireact.episode.compiled`) whose runs
+are checked at the door (`wikireact.episode.admission`), like ReAct's, and whose door
+also refuses the tools protocol (`settings`).
 """
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator, Iterator
 from functools import partial
-from typing import Literal
+from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
+from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START
+from langgraph.runtime import get_runtime
 from langgraph.types import Send
 
 from wikireact.agents.rewoo.limits import MIN_RECURSION_LIMIT as MIN_RECURSION_LIMIT
 from wikireact.agents.rewoo.planner import plan
 from wikireact.agents.rewoo.scheduler import schedule
+from wikireact.agents.rewoo.settings import check_settings
 from wikireact.agents.rewoo.solver import solve
 from wikireact.agents.rewoo.state import RewooOutput, RewooState
 from wikireact.agents.rewoo.worker import WorkerInput, work
 from wikireact.context import Context
-from wikireact.episode.compiled import EpisodeGraph, EpisodeStateGraph
+from wikireact.episode.admission import Thread, thread_of
+from wikireact.episode.compiled import EpisodeGraph, EpisodeStateGraph, as_episode_graph
 from wikireact.episode.resources import Resources
+from wikireact.episode.stored_context import settle
 from wikireact.prompting.exemplars import EpisodeExemplar, PlanExemplar
 from wikireact.state import ENDED, InputState
 from wikireact.wiki.base import WikiSource
@@ -46,6 +53,61 @@ NAME = "wikireact-rewoo"
 ROUND_WORKERS = 8
 """`max_concurrency` of a run: the steps of one round that run at the same time (and the
 threads that save checkpoints; see `wikireact.episode.compiled`)."""
+
+
+class RewooGraph(EpisodeGraph):
+    """The compiled ReWOO graph: an `EpisodeGraph` whose door also refuses what ReWOO cannot run.
+
+    The settings a run would use (the thread's kept ones with the run's changes) are
+    checked by `settings.check_settings` first: the tools protocol is refused with one
+    line (`ConfigurationError`) before LangGraph touches the thread.
+    """
+
+    def stream(
+        self,
+        input: Any,
+        config: RunnableConfig | None = None,
+        *,
+        context: Any = None,
+        **kwargs: Any,
+    ) -> Iterator[Any]:
+        """Check the run's settings, then run as an `EpisodeGraph`."""
+        thread = _own_thread(self.checkpointer, config)
+        stored = self.get_state(thread.state_config).values if thread else {}
+        check_settings(settle(stored.get("context"), _run_context(context)))
+        yield from super().stream(input, config, context=context, **kwargs)
+
+    async def astream(
+        self,
+        input: Any,
+        config: RunnableConfig | None = None,
+        *,
+        context: Any = None,
+        **kwargs: Any,
+    ) -> AsyncIterator[Any]:
+        """Check the run's settings, then run as an `EpisodeGraph`."""
+        thread = _own_thread(self.checkpointer, config)
+        stored = (await self.aget_state(thread.state_config)).values if thread else {}
+        check_settings(settle(stored.get("context"), _run_context(context)))
+        async for chunk in super().astream(input, config, context=context, **kwargs):
+            yield chunk
+
+
+def _own_thread(saver: Any, config: RunnableConfig | None) -> Thread | None:
+    """Return the top-level thread a run works on (None: no thread, or a task of a parent graph)."""
+    thread = thread_of(saver, config)
+    return thread if thread is not None and not thread.nested else None
+
+
+def _run_context(context: Any) -> Any:
+    """Return the run's context: the one given, else a parent graph's (None at the top)."""
+    if context is not None:
+        return context
+    try:
+        runtime = get_runtime()
+    except RuntimeError:  # not inside a graph's task
+        return None
+    return runtime.context if runtime is not None else None
 
 
 def route_start(state: RewooState) -> Literal["plan", "schedule", "__end__"]:
@@ -115,7 +177,7 @@ def build_graph(
     interrupt_before: list[str] | None = None,
     exemplars: tuple[EpisodeExemplar, ...] | None = None,
     plan_exemplars: tuple[PlanExemplar, ...] | None = None,
-) -> EpisodeGraph:
+) -> RewooGraph:
     """Compile the ReWOO graph (same arguments as `wikireact.graph.build_graph`).
 
     Args:
@@ -131,8 +193,10 @@ def build_graph(
     compiled = make_builder(resources, plan_exemplars).compile(
         checkpointer=checkpointer, interrupt_before=interrupt_before, name=NAME
     )
-    return compiled.with_config(max_concurrency=ROUND_WORKERS)
+    return as_episode_graph(compiled, RewooGraph).with_config(max_concurrency=ROUND_WORKERS)
 
 
 builder = make_builder()
-graph = builder.compile(name=NAME).with_config(max_concurrency=ROUND_WORKERS)
+graph = as_episode_graph(builder.compile(name=NAME), RewooGraph).with_config(
+    max_concurrency=ROUND_WORKERS
+)
