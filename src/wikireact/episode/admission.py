@@ -8,6 +8,8 @@ key the agent does not know fails inside LangGraph. So these checks come first:
   and checked against the episode's kept settings (`wikireact.episode.stored_context`).
 - Turning approval off while a step waits for a decision, without giving one, approves it
   (`wikireact resume --no-approve` at a pause); a decision given with it is used.
+- The question is read once, here, for every agent (`validate_question`: invalid Unicode
+  replaced, stripped); the episode starts with the question as read.
 - One thread holds one episode. A question other than the thread's is refused. The
   thread's own question continues its episode where it stopped (as `invoke(None, ...)`
   does), or returns it unchanged once it has ended. An input of None reopens an
@@ -190,7 +192,7 @@ def admit(
     if input is not None:
         question = _question_of(input)
         if not held or thread is None or values is None:
-            return Admitted(input, read)
+            return Admitted({**input, "question": question}, read)  # the question as read
         check_question(thread.thread_id, values, question)
     elif not held or values is None:
         return Admitted(None, read)

@@ -161,7 +161,8 @@ def record(state: ReflexionState, runtime: Runtime[Context]) -> dict[str, Any]:
     attempt = state["attempt"]
     lesson = attempt["reflection"]
     if settings.remembers and lesson and runtime.store is not None:
-        keep_lesson(runtime.store, state["question"], attempt, _run_key(get_config(), lesson))
+        question = validate_question(state.get("question"))  # as `recall` read it
+        keep_lesson(runtime.store, question, attempt, _run_key(get_config(), lesson))
     update: dict[str, Any] = {"trials": [attempt]}
     if attempt["verdict"] in PASSED or attempt["number"] >= settings.max_trials:
         update |= {"answer": attempt["answer"], "status": attempt["status"]}
