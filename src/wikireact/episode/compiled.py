@@ -5,7 +5,8 @@ of `wikireact.graph`). It differs from a `CompiledStateGraph` in three ways:
 
 - `stream`/`astream` (so `invoke`, `ainvoke`, `batch`, `astream_events`, and a parent graph
   running it as a node) check each run at the door first (`wikireact.episode.admission`): the
-  context, one episode per thread, one run per thread, approval without a checkpointer.
+  context, one episode per thread, one run per thread, approval without a checkpointer; and
+  each setting in its place (`wikireact.episode.placement`).
 - A run given no `recursion_limit` (neither in its config nor by a parent graph it runs in)
   gets `wikireact.context.RECURSION_LIMIT`, room for a budget of `MAX_STEPS` steps
   (LangGraph's default, 10,007 supersteps, would stop an episode at 2,501 steps). A limit
@@ -36,6 +37,7 @@ from langgraph.types import Interrupt
 
 from wikireact.context import RECURSION_LIMIT, Context
 from wikireact.episode.admission import admit, hold, thread_of, thread_seen
+from wikireact.episode.placement import check_placement, input_fields
 from wikireact.state import InputState, OutputState, State
 
 SAVE_WORKERS = 1
@@ -71,6 +73,7 @@ class EpisodeGraph(CompiledStateGraph[State, Context, InputState, OutputState]):
         **kwargs: Any,
     ) -> Iterator[Any]:
         """Check the run at the door (`wikireact.episode.admission`), then stream it as LangGraph does."""
+        check_placement(input, context, input_fields(self.builder.input_schema))
         config = with_default_limit(config)
         thread = thread_of(self.checkpointer, config)
         with hold(thread):
@@ -89,6 +92,7 @@ class EpisodeGraph(CompiledStateGraph[State, Context, InputState, OutputState]):
         **kwargs: Any,
     ) -> AsyncIterator[Any]:
         """Check the run at the door (`wikireact.episode.admission`), then stream it as LangGraph does."""
+        check_placement(input, context, input_fields(self.builder.input_schema))
         config = with_default_limit(config)
         thread = thread_of(self.checkpointer, config)
         with hold(thread):

@@ -15,6 +15,7 @@ from typing import Annotated, Any, Literal
 from langgraph.channels import DeltaChannel
 from typing_extensions import NotRequired, TypedDict
 
+from wikireact.context import read_int
 from wikireact.errors import ConfigurationError
 from wikireact.state import (
     DESCRIBED,
@@ -170,8 +171,9 @@ class Limits:
 def read_limits(values: Any) -> Limits:
     """Return the limits an input or state gives (defaults for missing ones).
 
-    Raises `ConfigurationError` with one line for a value that is not a whole number from
-    1 to `MAX_LIMIT`.
+    Values are read as `Context` reads its numbers (`read_int`: `3` or `"3"`). Raises
+    `ConfigurationError` with one line for a value that is not a whole number from 1 to
+    `MAX_LIMIT`.
     """
     given = values if isinstance(values, dict) else {}
     found: dict[str, int] = {}
@@ -179,9 +181,8 @@ def read_limits(values: Any) -> Limits:
         value = given.get(name)
         if value is None:
             continue
-        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_LIMIT:
-            raise ConfigurationError(
-                f"{name} must be a whole number from 1 to {MAX_LIMIT}, got {value!r}"
-            )
-        found[name] = value
+        number = read_int(name, value)
+        if not 1 <= number <= MAX_LIMIT:
+            raise ConfigurationError(f"{name} must be from 1 to {MAX_LIMIT}, got {number}")
+        found[name] = number
     return Limits(**found)
