@@ -92,7 +92,7 @@ def test_each_subgoal_asks_its_own_question_with_the_results_so_far(wiki: Memory
     first, second = values["subgoals"]
     assert first["question"].startswith("Find Scott Derrickson's nationality. (part of answering:")
     assert QUESTION in first["question"] and "found so far" not in first["question"]
-    assert "Find Scott Derrickson's nationality. -> American" in second["question"]
+    assert "Find Scott Derrickson's nationality. -> «American»" in second["question"]
 
 
 def test_subgoal_steps_stream_as_subgraph_events(wiki: MemorySource) -> None:

@@ -37,10 +37,10 @@ def test_planner_replanner_and_subgoals_see_their_own_prompts(wiki: MemorySource
     assert "Question: Find Scott Derrickson's nationality. (part of answering:" in first_step
     assert "Thought 1" in first_step  # the ReAct prompt, with its exemplars
     assert default_plan_exemplars().replan in replan
-    assert "1. Find Scott Derrickson's nationality. -> American" in replan
+    assert "1. Find Scott Derrickson's nationality. -> «American»" in replan
     assert "Remaining plan:\n1. Find Ed Wood's nationality." in replan
     assert "at most 3" in replan  # sub-goals left of the default 4
-    assert "2. Find where Ed Wood was born. -> Poughkeepsie, New York" in final
+    assert "2. Find where Ed Wood was born. -> «Poughkeepsie, New York»" in final
 
 
 def test_the_replanner_is_told_when_only_an_answer_can_come(wiki: MemorySource) -> None:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 import requests
-from support import GOOD_RUN, QUESTION, TOOLS_RUN, write_snapshot
+from support import CLAIM, FEVER_PAGES, GOOD_RUN, QUESTION, TOOLS_RUN, write_snapshot
 
 pytest.importorskip("langgraph_api")
 from langgraph_sdk import get_sync_client  # noqa: E402
@@ -154,6 +154,41 @@ def test_plan_execute_is_served_and_runs_an_episode(
     assert result["answer"] == "yes" and result["status"] == "finished"
     assert result["model_calls"] == 7
     assert [g["status"] for g in result["subgoals"]] == ["finished", "finished"]
+
+
+PLAN_EXECUTE_FEVER_RUN = [
+    "1. Find which networks Nikolaj Coster-Waldau worked for.",
+    "Thought: his page.\nAction: Search[Nikolaj Coster-Waldau]",
+    "Thought: Fox and HBO.\nAction: Finish[Fox and HBO]",
+    "Finish[supported]",
+]
+
+
+def test_plan_execute_served_checks_a_claim_and_reads_its_settings(
+    server: tuple[str, Path],
+) -> None:
+    url, work = server
+    client = get_sync_client(url=url)
+    script = work / "plan_execute_fever.json"
+    script.write_text(json.dumps(PLAN_EXECUTE_FEVER_RUN))
+    snapshot = write_snapshot(work / "fever.db", FEVER_PAGES)
+    context = {"model": f"scripted:{script}", "wiki": str(snapshot), "task": "fever"}
+    inputs = {"question": CLAIM, "max_subgoals": "2", "subgoal_steps": "3"}
+    result = client.runs.wait(
+        client.threads.create()["thread_id"], "plan-execute", input=inputs, context=context
+    )
+    assert isinstance(result, dict), result
+    assert result["answer"] == "SUPPORTS" and result["subgoals"][0]["answer"] == "Fox and HBO"
+    assert result["subgoals"][0]["budget"] == 3
+    # (the server itself drops a context key its schema lacks, before the graph sees it)
+    refused = client.runs.wait(
+        client.threads.create()["thread_id"],
+        "plan-execute",
+        input={"question": CLAIM, "max_steps": 2},
+        context=context,
+        raise_error=False,
+    )
+    assert "max_steps is a context setting, not an input field" in json.dumps(refused), refused
 
 
 def test_reflexion_is_served_and_runs_an_episode(server: tuple[str, Path], settings: dict) -> None:

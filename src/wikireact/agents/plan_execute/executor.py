@@ -8,7 +8,8 @@ approval `interrupt()` in its `act` pauses the whole episode (resume the parent 
 subgraph resumes inside the sub-goal from its last checkpoint (LangGraph passes the
 resuming flag down), taking no step twice.
 
-The sub-goal runs with the episode's context and its own step budget: the smaller of the
+The sub-goal runs with the episode's context, as a HotpotQA question whatever the episode's
+task (`SUBGOAL_TASK`), and its own step budget: the smaller of the
 sub-goal budget and the steps left in the total budget (`Context.max_steps`). Its model
 calls are numbered after the episode's earlier ones (`CALL_OFFSET_KEY`), so one script
 spans the whole run. The node writes only the sub-goal's own steps, renumbered in the
@@ -37,6 +38,9 @@ from wikireact.episode.stored_context import episode_context
 from wikireact.models.call_metadata import CALL_OFFSET_KEY
 
 Executor = Callable[[PlanState, Runtime[Context]], dict[str, Any]]
+SUBGOAL_TASK = {"task": "hotpotqa"}
+"""A sub-goal is a free question, whatever the episode's task: under FEVER only the
+replanner's Finish is a verdict (a label), never a sub-goal's answer."""
 
 
 def make_executor(react: EpisodeGraph) -> Executor:
@@ -55,11 +59,13 @@ def make_executor(react: EpisodeGraph) -> Executor:
         results = state.get("subgoals") or []
         steps, calls = state.get("steps", 0), state.get("model_calls", 0)
         budget = min(read_limits(state).subgoal_steps, context.max_steps - steps)
-        question = subgoal_question(state["question"], remaining[0], results)
+        question = subgoal_question(state["question"], remaining[0], results, context.task)
         episode = react.invoke(
             {"question": question},
             {"metadata": {CALL_OFFSET_KEY: calls}},
-            context=Context.read({**context.as_dict(), "max_steps": max(budget, 1)}),
+            context=Context.read(
+                {**context.as_dict(), **SUBGOAL_TASK, "max_steps": max(budget, 1)}
+            ),
         )
         number = len(results) + 1
         return {

@@ -5,7 +5,9 @@ far and answers `Finish[answer]` or the sub-goals that remain; when the budget i
 (sub-goals or steps) it may only answer, and a list then ends the episode
 `budget_exhausted`. A malformed reply is an `invalid` outcome recorded in `plans`; the
 node is asked once more with the reason, and a second one in a row ends the episode
-`invalid_plan`. Each call counts in `model_calls` and `usage` like a step's.
+`invalid_plan`. Under FEVER (`Context.task`) the replanner's Finish must be one of the three
+labels; any other is such a malformed reply. Each call counts in `model_calls` and `usage`
+like a step's.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from wikireact.agents.plan_execute.state import (
     PlanUsage,
     read_limits,
 )
-from wikireact.context import Context, validate_question
+from wikireact.context import Context, Task, validate_question
 from wikireact.episode.resources import DEFAULT_RESOURCES, Resources
 from wikireact.episode.stored_context import episode_context
 from wikireact.nodes.model_call import call_model as model_call
@@ -54,12 +56,11 @@ def plan(
         question,
         limits.max_subgoals,
         state.get("planning_error"),
-        exemplars or default_plan_exemplars(),
+        exemplars or default_plan_exemplars(context.task),
+        context.task,
     )
-    return {
-        **kept,
-        **_ask(state, resources.chat_model(context), messages, "plan", limits.max_subgoals),
-    }
+    model = resources.chat_model(context)
+    return {**kept, **_ask(state, model, messages, "plan", limits.max_subgoals, context.task)}
 
 
 def replan(
@@ -80,9 +81,11 @@ def replan(
         state.get("plan") or [],
         goals_left,
         state.get("planning_error"),
-        exemplars or default_plan_exemplars(),
+        exemplars or default_plan_exemplars(context.task),
+        context.task,
     )
-    return {**kept, **_ask(state, resources.chat_model(context), messages, "replan", goals_left)}
+    model = resources.chat_model(context)
+    return {**kept, **_ask(state, model, messages, "replan", goals_left, context.task)}
 
 
 def _ask(
@@ -91,11 +94,12 @@ def _ask(
     messages: list[BaseMessage],
     call: CallKind,
     goals_left: int,
+    task: Task,
 ) -> dict[str, Any]:
     """Call the model, read its reply, and return the state update (see the module docstring)."""
     calls, steps = state.get("model_calls", 0), state.get("steps", 0)
     text, tokens_in, tokens_out = call_model(model, messages, calls, call)
-    reply = read_reply(text, finish_allowed=call == "replan")
+    reply = read_reply(text, finish_allowed=call == "replan", task=task)
     update: dict[str, Any] = {
         "model_calls": calls + 1,
         "plans": [_record(call, text, reply, steps)],

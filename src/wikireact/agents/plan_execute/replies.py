@@ -4,7 +4,8 @@ Tolerant of form: items numbered `1.`, `1)`, `1:`, `Step 1:` or `Sub-goal 1 -`, 
 not, with any text (a `Plan:` header, reasoning) around them; the numbering may start
 anywhere (a replanner may go on counting) but must go up by one. `Finish[answer]` is read
 by the ReAct text protocol's parser (`wikireact.protocols.text`), on an `Action:` line or
-alone. Anything else is malformed: the reply is an `invalid` outcome, with the reason.
+alone; under FEVER its argument must be one of the three labels (`wikireact.protocols.labels`).
+Anything else is malformed: the reply is an `invalid` outcome, with the reason.
 Lines are scanned one at a time (no pattern spans lines), so hostile text parses in
 linear time.
 """
@@ -14,6 +15,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from wikireact.context import Task
+from wikireact.protocols.labels import label_error, normalize_label
 from wikireact.protocols.text import Action, cut_at_observation, parse_output
 
 MAX_ITEMS = 20
@@ -41,8 +44,12 @@ class Reply:
     error: str | None = None
 
 
-def read_reply(text: str, *, finish_allowed: bool) -> Reply:
-    """Read a reply; `finish_allowed` is False for the first plan (it must list sub-goals)."""
+def read_reply(text: str, *, finish_allowed: bool, task: Task = "hotpotqa") -> Reply:
+    """Read a reply; `finish_allowed` is False for the first plan (it must list sub-goals).
+
+    Under `task="fever"` a Finish is the claim's verdict: one of the three labels (any form
+    `normalize_label` reads, kept as the label), else the reply is malformed.
+    """
     text = cut_at_observation(text if isinstance(text, str) else str(text))
     items = _numbered_items(text)
     action = parse_output(text).result
@@ -55,6 +62,9 @@ def read_reply(text: str, *, finish_allowed: bool) -> Reply:
             return Reply(error=f"the first reply must be a plan, not an answer. {hint}")
         if items:
             return Reply(error=f"give either Finish[answer] or a numbered list, not both. {hint}")
+        if task == "fever":
+            label = normalize_label(finish)
+            return Reply(finish=label) if label is not None else Reply(error=label_error(finish))
         return Reply(finish=finish)
     if isinstance(action, Action):
         return Reply(error=f"the planner does not act ({action} is for the sub-goals). {hint}")
