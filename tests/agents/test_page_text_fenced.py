@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from langchain_core.messages import BaseMessage
+from langchain_core.messages import BaseMessage, HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.memory import InMemoryStore
 from support import PAGES, QUESTION, SpyModel, thread, write_script, write_snapshot
@@ -22,8 +22,11 @@ from typer.testing import CliRunner
 
 from wikireact import Context, ScriptedChatModel
 from wikireact.agents.plan_execute.graph import build_graph as build_plan_execute
+from wikireact.agents.plan_execute.prompts import subgoal_question
+from wikireact.agents.plan_execute.state import SubgoalResult
 from wikireact.agents.reflexion.graph import build_graph as build_reflexion
 from wikireact.cli.app import app
+from wikireact.context import MAX_QUESTION_CHARS
 from wikireact.models.scripted import ScriptOutput
 from wikireact.wiki.snapshot import SnapshotSource
 
@@ -160,3 +163,20 @@ def test_plan_execute_and_reflexion_through_the_cli(
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["trials"][0]["reflection"] == LESSON
     assert assert_fenced(recorded.calls) == 3  # step 2, the reflection, trial 2 (the lesson)
+
+
+def test_a_cut_subgoal_question_closes_the_fence_it_cut() -> None:
+    long_answer = f"{MARK} " + "word " * 500
+    result = SubgoalResult(
+        number=1,
+        goal="Find A.",
+        question="Find A.",
+        status="finished",
+        answer=long_answer,
+        steps=1,
+        budget=4,
+        last_observation="",
+    )
+    question = subgoal_question(QUESTION, "Find B.", [result])
+    assert len(question) <= MAX_QUESTION_CHARS and question.endswith("…»)")
+    assert assert_fenced([[HumanMessage(question + " untrusted « and »")]]) == 1
