@@ -26,7 +26,7 @@ from langgraph.graph import START
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 
-from wikireact.context import Context
+from wikireact.context import SUPERSTEPS_PER_STEP, Context
 from wikireact.episode.admission import REOPENED_THROUGH_START, check_question
 from wikireact.episode.compiled import SAVE_WORKERS, EpisodeGraph, EpisodeStateGraph
 from wikireact.episode.resources import Resources
@@ -38,6 +38,9 @@ from wikireact.wiki.base import WikiSource
 
 OUTPUT_KEYS = tuple(OutputState.__annotations__)
 """The channels `invoke` returns (the output schema)."""
+MIN_RECURSION_LIMIT = 1 + SUPERSTEPS_PER_STEP
+"""The least `recursion_limit` (the door's): START, then one step whose `observe` still has a
+superstep left to end the run in (`wikireact.episode.recursion`)."""
 
 
 def route_start(state: State, runtime: Runtime[Context]) -> Literal["reason", "__end__"]:

@@ -9,11 +9,12 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import START, StateGraph
-from support import QUESTION, thread
+from support import MANY_PAGES, QUESTION, distinct_steps, thread
 from typing_extensions import TypedDict
 
 from wikireact import MemorySource, ScriptedChatModel, build_graph
-from wikireact.graph import run_to_end
+from wikireact.errors import ConfigurationError
+from wikireact.graph import MIN_RECURSION_LIMIT, run_to_end
 from wikireact.models.scripted import ScriptOutput
 
 LOOKUPS: list[ScriptOutput] = [
@@ -57,6 +58,56 @@ def test_a_stopped_episode_resumes_with_a_larger_limit(
     actions = [s["action"] for s in done["trajectory"]]
     assert actions == ["Search[Ed Wood]", *[f"Lookup[word{i}]" for i in range(19)]]  # all once
     assert run_to_end(graph, QUESTION, thread())["steps"] == 20
+
+
+LONG_RUN = distinct_steps(40)
+"""A 40-step episode that finishes (Finish[topic1]); no step repeats another."""
+
+
+def outcome(out: dict[str, Any]) -> tuple[Any, ...]:
+    """What an episode did and ended with (its audit records hold times)."""
+    return (out["status"], out["answer"], out["steps"], out["trajectory"], out["usage"])
+
+
+def long_run(limit: int, checkpointer: BaseCheckpointSaver | None = None) -> tuple[Any, Any]:
+    """Run LONG_RUN on a new thread with `limit`; return the graph and the first run's output."""
+    model = ScriptedChatModel(outputs=LONG_RUN)
+    graph = build_graph(checkpointer or InMemorySaver(), model=model, wiki=MemorySource(MANY_PAGES))
+    cfg: RunnableConfig = {**thread(), "recursion_limit": limit}
+    return graph, graph.invoke({"question": QUESTION}, cfg, context={"max_steps": 50})
+
+
+def test_every_limit_stops_resumably_and_resumes_to_the_same_answer() -> None:
+    """Limits that are multiples of 4 (8, 12, ...) raised GraphRecursionError: the last
+    step's `observe` ran at RemainingSteps 0 and LangGraph checks the limit before it looks
+    for the next task."""
+    _, uncut = long_run(1_000)
+    assert (uncut["status"], uncut["steps"], uncut["answer"]) == ("finished", 40, "topic1")
+    for limit in range(MIN_RECURSION_LIMIT, 31):
+        graph, out = long_run(limit)
+        assert (out["status"], out["steps"]) == ("recursion_limit", (limit - 1) // 4), limit
+        done = graph.invoke(None, {**thread(), "recursion_limit": 1_000})
+        assert outcome(done) == outcome(uncut), limit
+
+
+def test_the_readmes_limit_of_100_stops_a_long_episode_and_resumes_it(
+    checkpointer: BaseCheckpointSaver,
+) -> None:
+    graph, out = long_run(100, checkpointer)
+    assert (out["status"], out["steps"]) == ("recursion_limit", 24)
+    again = graph.invoke(None, {**thread(), "recursion_limit": 100})
+    assert (again["status"], again["steps"]) == ("finished", 40)
+    assert [s["raw"] for s in again["trajectory"]] == LONG_RUN
+
+
+def test_the_door_refuses_a_limit_below_one_step_and_names_the_least() -> None:
+    graph = build_graph(InMemorySaver(), model=ScriptedChatModel(outputs=LOOKUPS))
+    with pytest.raises(ConfigurationError) as refused:
+        graph.invoke({"question": QUESTION}, {**thread(), "recursion_limit": 4})
+    assert str(refused.value) == (
+        "recursion_limit 4 leaves no room for one ReAct step: use at least 5"
+    )
+    assert graph.get_state(thread()).values == {}  # nothing ran
 
 
 class Outer(TypedDict):

@@ -18,7 +18,8 @@ key the agent does not know fails inside LangGraph. So these checks come first:
 - One run per top-level thread at a time in this process (`hold`); across processes the
   CLI's run lock does the same.
 - `approve` needs a checkpointer (a pause could not be resumed), and the recursion limit
-  must leave room for one step.
+  must leave room for one step of the agent's work: at least the agent's own
+  `MIN_RECURSION_LIMIT` (`wikireact.episode.recursion`), named in the refusal.
 
 Inside a parent graph's task (a non-empty `checkpoint_ns`), the thread's values are not
 read and the run is not held: LangGraph gives each call of the agent in a task its own
@@ -40,7 +41,8 @@ from langgraph.constants import CONFIG_KEY_CHECKPOINTER
 from langgraph.runtime import get_runtime
 from langgraph.types import Command, StateSnapshot
 
-from wikireact.context import SUPERSTEPS_PER_STEP, Context, validate_question
+from wikireact.context import Context, validate_question
+from wikireact.episode.recursion import LeastLimit
 from wikireact.episode.stored_context import can_continue, settle
 from wikireact.errors import ConfigurationError, ThreadBusyError
 from wikireact.protocols.text import valid_unicode
@@ -161,18 +163,22 @@ def admit(
     context: Any,
     thread: Thread | None,
     seen: Seen | None,
+    least: LeastLimit,
 ) -> Admitted:
     """Check a run at the door; return the input and context to give LangGraph.
 
-    `seen` is the thread's checkpoint (None: no checkpoint, or not read). Raises
-    `ConfigurationError` with one line; nothing has run then.
+    `seen` is the thread's checkpoint (None: no checkpoint, or not read); `least` the
+    agent's least recursion limit. Raises `ConfigurationError` with one line; nothing has
+    run then.
     """
     values = seen.values if seen is not None else None
     limit = ensure_config(config).get("recursion_limit", DEFAULT_RECURSION_LIMIT)
-    if limit < SUPERSTEPS_PER_STEP:
+    if not isinstance(limit, int) or isinstance(limit, bool):
+        raise ConfigurationError(f"recursion_limit must be a whole number, got {limit!r}")
+    if limit < least.limit:
         raise ConfigurationError(
-            f"recursion_limit {limit} leaves no room for one ReAct step (up to "
-            f"{SUPERSTEPS_PER_STEP} supersteps): use at least {SUPERSTEPS_PER_STEP}"
+            f"recursion_limit {limit} leaves no room for one {least.agent} step: "
+            f"use at least {least.limit}"
         )
     read = Context.read(context) if context is not None else None
     stored = (values or {}).get("context") or {}

@@ -5,8 +5,9 @@ of `wikireact.graph`). It differs from a `CompiledStateGraph` in three ways:
 
 - `stream`/`astream` (so `invoke`, `ainvoke`, `batch`, `astream_events`, and a parent graph
   running it as a node) check each run at the door first (`wikireact.episode.admission`): the
-  context, one episode per thread, one run per thread, approval without a checkpointer; and
-  each setting in its place (`wikireact.episode.placement`).
+  context, one episode per thread, one run per thread, approval without a checkpointer, a
+  recursion limit below the agent's least (`least_limit`, `wikireact.episode.recursion`);
+  and each setting in its place (`wikireact.episode.placement`).
 - A run given no `recursion_limit` (neither in its config nor by a parent graph it runs in)
   gets `wikireact.context.RECURSION_LIMIT`, room for a budget of `MAX_STEPS` steps
   (LangGraph's default, 10,007 supersteps, would stop an episode at 2,501 steps). A limit
@@ -38,6 +39,7 @@ from langgraph.types import Interrupt
 from wikireact.context import RECURSION_LIMIT, Context
 from wikireact.episode.admission import admit, hold, thread_of, thread_seen
 from wikireact.episode.placement import check_placement, input_fields
+from wikireact.episode.recursion import LeastLimit, agent_of_state, least_recursion_limit
 from wikireact.state import InputState, OutputState, State
 
 SAVE_WORKERS = 1
@@ -64,6 +66,11 @@ class InterruptRecord(dict[str, Any]):
 class EpisodeGraph(CompiledStateGraph[State, Context, InputState, OutputState]):
     """The compiled ReAct graph (a `CompiledStateGraph`); see the module docstring."""
 
+    @property
+    def least_limit(self) -> LeastLimit:
+        """The least `recursion_limit` of this graph's agent (known by its state schema)."""
+        return least_recursion_limit(agent_of_state(self.builder.state_schema))
+
     def stream(
         self,
         input: Any,
@@ -80,7 +87,7 @@ class EpisodeGraph(CompiledStateGraph[State, Context, InputState, OutputState]):
             seen = None
             if thread is not None and not thread.nested:
                 seen = thread_seen(self.get_state(thread.state_config))
-            run = admit(input, config, context, thread, seen)
+            run = admit(input, config, context, thread, seen, self.least_limit)
             yield from super().stream(run.input, config, context=run.context, **kwargs)
 
     async def astream(
@@ -99,7 +106,7 @@ class EpisodeGraph(CompiledStateGraph[State, Context, InputState, OutputState]):
             seen = None
             if thread is not None and not thread.nested:
                 seen = thread_seen(await self.aget_state(thread.state_config))
-            run = admit(input, config, context, thread, seen)
+            run = admit(input, config, context, thread, seen, self.least_limit)
             async for chunk in super().astream(run.input, config, context=run.context, **kwargs):
                 yield chunk
 

@@ -1,9 +1,9 @@
 """`observe`: append the step to the history, count it, apply repetition and budget rules.
 
 It also stops the run (status `recursion_limit`) when LangGraph's `RemainingSteps` says
-another full step (`SUPERSTEPS_PER_STEP`) might not fit before the recursion limit: the
-run then ends gracefully instead of raising `GraphRecursionError`, and a run with a
-larger limit continues the episode. Each step is streamed as a `custom` event and
+another full step (`SUPERSTEPS_PER_STEP`) might not fit before the recursion limit
+(`wikireact.episode.recursion.has_room`): the run then ends gracefully instead of raising
+`GraphRecursionError`, and a run with a larger limit continues the episode. Each step is streamed as a `custom` event and
 dispatched as the callback event `STEP_EVENT` (seen by `astream_events`).
 
 It reads the step's `kind` (decided by `parse` and `act`), never infers it from the text,
@@ -17,8 +17,9 @@ from typing import Any
 from langchain_core.callbacks import dispatch_custom_event
 from langgraph.runtime import Runtime
 
-from wikireact.context import SUPERSTEPS_PER_STEP, Context
+from wikireact.context import RECURSION_LIMIT, SUPERSTEPS_PER_STEP, Context
 from wikireact.episode.audit import audit_record
+from wikireact.episode.recursion import has_room
 from wikireact.episode.stored_context import episode_context
 from wikireact.protocols.text import VALID_ACTIONS_HINT
 from wikireact.state import CurrentStep, State, Status, Step, StepKind, StepUsage
@@ -48,7 +49,7 @@ def observe(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         status = "repetition_halted"
     elif number >= context.max_steps:
         status = "budget_exhausted"
-    elif state.get("remaining_steps", SUPERSTEPS_PER_STEP) < SUPERSTEPS_PER_STEP:
+    elif not has_room(state.get("remaining_steps", RECURSION_LIMIT), SUPERSTEPS_PER_STEP):
         status = "recursion_limit"  # the next step might not fit: stop before LangGraph raises
 
     step = Step(
