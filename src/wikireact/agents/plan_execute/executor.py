@@ -14,6 +14,12 @@ sub-goal budget and the steps left in the total budget (`Context.max_steps`). It
 calls are numbered after the episode's earlier ones (`CALL_OFFSET_KEY`), so one script
 spans the whole run. The node writes only the sub-goal's own steps, renumbered in the
 episode, never the subgraph's output channels as they are (see `state`).
+
+A sub-goal starts only when replanning after it still fits before the recursion limit
+(`SUPERSTEPS_AFTER`); else the episode stops (status `recursion_limit`) and a run with a
+larger limit runs it. A sub-goal the recursion limit cut is no result: the episode stops
+there, nothing is replanned, and a run with a larger limit continues inside it
+(`wikireact.episode.sub_episode`).
 """
 
 from __future__ import annotations
@@ -34,13 +40,18 @@ from wikireact.agents.plan_execute.state import (
 )
 from wikireact.context import Context
 from wikireact.episode.compiled import EpisodeGraph
+from wikireact.episode.recursion import has_room
 from wikireact.episode.stored_context import episode_context
+from wikireact.episode.sub_episode import COMPLETED, cut_update, sub_episode_config, was_cut
 from wikireact.models.call_metadata import CALL_OFFSET_KEY
 
 Executor = Callable[[PlanState, Runtime[Context]], dict[str, Any]]
 SUBGOAL_TASK = {"task": "hotpotqa"}
 """A sub-goal is a free question, whatever the episode's task: under FEVER only the
 replanner's Finish is a verdict (a label), never a sub-goal's answer."""
+SUPERSTEPS_AFTER = 3
+"""Supersteps after `execute` before the run can end: replan, its retry, the next `execute`
+(which stops the run when the one after it would not fit)."""
 
 
 def make_executor(react: EpisodeGraph) -> Executor:
@@ -56,20 +67,25 @@ def make_executor(react: EpisodeGraph) -> Executor:
         remaining = state.get("plan") or []
         if not remaining:  # unreachable through the routers; kept total for manual updates
             return kept
+        if not has_room(state.get("remaining_steps", SUPERSTEPS_AFTER + 1), SUPERSTEPS_AFTER):
+            return {**kept, "status": "recursion_limit"}  # a larger limit runs this sub-goal
         results = state.get("subgoals") or []
         steps, calls = state.get("steps", 0), state.get("model_calls", 0)
         budget = min(read_limits(state).subgoal_steps, context.max_steps - steps)
         question = subgoal_question(state["question"], remaining[0], results, context.task)
         episode = react.invoke(
             {"question": question},
-            {"metadata": {CALL_OFFSET_KEY: calls}},
+            sub_episode_config(state, {CALL_OFFSET_KEY: calls}),
             context=Context.read(
                 {**context.as_dict(), **SUBGOAL_TASK, "max_steps": max(budget, 1)}
             ),
         )
+        if was_cut(episode):  # the caller's recursion limit stopped it: not the sub-goal's result
+            return {**kept, **cut_update(state)}
         number = len(results) + 1
         return {
             **kept,
+            **COMPLETED,
             **episode_update(episode, number, steps),
             "steps": steps + episode["steps"],
             "model_calls": calls + len(episode["usage"]),

@@ -1,13 +1,14 @@
 """The Plan-and-Execute graph: plan -> execute -> replan -> execute ... -> END.
 
 Routers:
-- `route_start`: a new episode goes to `plan`; one that can go on (reopened with a larger
-  budget) to `replan`, which sees its results; an ended one to END.
+- `route_start`: a new episode goes to `plan`; one stopped before the recursion limit to
+  `execute` (its next sub-goal, or the one the limit cut, continued); one that can go on
+  (reopened with a larger budget) to `replan`, which sees its results; an ended one to END.
 - `route_after_plan` / `route_after_replan`: a readable plan goes to `execute`; a malformed
   reply is asked again once (back to the same node); an ended episode (Finish, a spent
   budget, two malformed replies) goes to END.
-- After `execute` (one sub-goal's ReAct episode, run by the ReAct graph as a subgraph),
-  always `replan`.
+- `route_after_execute`: after `execute` (one sub-goal's ReAct episode, run by the ReAct
+  graph as a subgraph), `replan`; END when the recursion limit stopped the episode.
 
 `graph` (module level, no checkpointer) is what `langgraph.json` serves; use
 `build_graph(checkpointer=...)` for standalone, resumable runs. Both are
@@ -27,19 +28,29 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import START, StateGraph
 from langgraph.runtime import Runtime
 
-from wikireact.agents.plan_execute.executor import make_executor
+from wikireact.agents.plan_execute.executor import SUPERSTEPS_AFTER, make_executor
 from wikireact.agents.plan_execute.planning import plan, replan
 from wikireact.agents.plan_execute.prompts import PlanExemplars
-from wikireact.agents.plan_execute.state import PlanInput, PlanOutput, PlanState, read_limits
+from wikireact.agents.plan_execute.state import (
+    PLANNING_ATTEMPTS,
+    PlanInput,
+    PlanOutput,
+    PlanState,
+    read_limits,
+)
 from wikireact.context import Context
 from wikireact.episode.compiled import EpisodeGraph, as_episode_graph
 from wikireact.episode.resources import Resources
 from wikireact.episode.stored_context import can_continue, settle
+from wikireact.graph import MIN_RECURSION_LIMIT as REACT_MIN_RECURSION_LIMIT
 from wikireact.graph import make_builder as make_react_builder
 from wikireact.prompting.exemplars import EpisodeExemplar
 from wikireact.wiki.base import WikiSource
 
 NAME = "wikireact-plan-execute"
+MIN_RECURSION_LIMIT = max(1 + PLANNING_ATTEMPTS + 1 + SUPERSTEPS_AFTER, REACT_MIN_RECURSION_LIMIT)
+"""The least `recursion_limit` (the door's): START, the plan and its retry, then an `execute`
+with room to run its sub-goal and replan after it (`wikireact.episode.recursion`)."""
 
 
 class PlanExecuteGraph(EpisodeGraph):
@@ -67,12 +78,19 @@ class PlanExecuteGraph(EpisodeGraph):
 
 def route_start(
     state: PlanState, runtime: Runtime[Context]
-) -> Literal["plan", "replan", "__end__"]:
-    """Plan a new episode; let the replanner continue one reopened with more budget."""
+) -> Literal["plan", "execute", "replan", "__end__"]:
+    """Plan a new episode; run the sub-goal an episode stopped before; replan one with more budget."""
     settings = settle(state.get("context"), runtime.context)
     if not can_continue(state, settings):
         return "__end__"
+    if state.get("status") == "recursion_limit" and state.get("plan"):
+        return "execute"
     return "replan" if state.get("subgoals") else "plan"
+
+
+def route_after_execute(state: PlanState) -> Literal["replan", "__end__"]:
+    """Replan after a sub-goal; stop when the recursion limit stopped the episode."""
+    return "replan" if state.get("status") == "running" else "__end__"
 
 
 def route_after_plan(state: PlanState) -> Literal["execute", "plan", "__end__"]:
@@ -107,7 +125,7 @@ def make_builder(
     builder.add_node("replan", partial(replan, resources=resources, exemplars=plan_exemplars))
     builder.add_conditional_edges(START, route_start)
     builder.add_conditional_edges("plan", route_after_plan)
-    builder.add_edge("execute", "replan")
+    builder.add_conditional_edges("execute", route_after_execute)
     builder.add_conditional_edges("replan", route_after_replan)
     return cast(StateGraph[Any, Context, Any, Any], builder)
 

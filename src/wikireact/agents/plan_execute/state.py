@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 from langgraph.channels import DeltaChannel
+from langgraph.managed import RemainingSteps
 from typing_extensions import NotRequired, TypedDict
 
 from wikireact.context import read_int
@@ -158,6 +159,11 @@ class PlanState(PlanInput, PlanOutput, total=False):
     """Why the last planner/replanner reply was malformed (shown to the model on its retry)."""
     invalid_replies: int
     """Malformed planner/replanner replies in a row."""
+    cut_episode: str | None
+    """The checkpoint namespace of the sub-goal episode the recursion limit cut: the next run
+    continues it there (`wikireact.episode.sub_episode`); None when none is cut."""
+    remaining_steps: RemainingSteps
+    """LangGraph's managed count of supersteps left before the recursion limit (not stored)."""
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,10 @@
 """Reflexion as a LangGraph state machine: recall -> trial -> evaluate -> [reflect] -> record -> trial ...
 
 Routers:
-- `route_start`: a new run goes to `recall`; an ended one stays ended (END).
+- `route_start`: a new run goes to `recall`; one stopped before the recursion limit to
+  `trial` (the next trial, or the one the limit cut, continued); an ended one stays ended (END).
+- `route_after_trial`: a trial that ended by itself goes to `evaluate`; one the recursion
+  limit cut stops the run (END), unjudged.
 - `route_after_evaluate`: a failed trial goes to `reflect` when a lesson has a use (a trial
   is left, or memory keeps it for later runs); anything else to `record`.
 - `route_after_record`: the next `trial` while the run goes on; END once it ended.
@@ -31,7 +34,14 @@ from langgraph.graph import START, StateGraph
 from langgraph.runtime import Runtime
 from langgraph.store.base import BaseStore
 
-from wikireact.agents.reflexion.nodes import evaluate, recall, record, reflect, trial
+from wikireact.agents.reflexion.nodes import (
+    SUPERSTEPS_PER_TRIAL,
+    evaluate,
+    recall,
+    record,
+    reflect,
+    trial,
+)
 from wikireact.agents.reflexion.settings import run_settings
 from wikireact.agents.reflexion.state import (
     PASSED,
@@ -42,17 +52,29 @@ from wikireact.agents.reflexion.state import (
 from wikireact.context import Context
 from wikireact.episode.compiled import EpisodeGraph, as_episode_graph
 from wikireact.episode.resources import Resources
+from wikireact.graph import MIN_RECURSION_LIMIT as REACT_MIN_RECURSION_LIMIT
 from wikireact.graph import make_builder as react_builder
 from wikireact.prompting.exemplars import EpisodeExemplar
 from wikireact.state import EpisodeInput
 from wikireact.wiki.base import WikiSource
 
 NAME = "wikireact-reflexion"
+MIN_RECURSION_LIMIT = max(2 + SUPERSTEPS_PER_TRIAL, REACT_MIN_RECURSION_LIMIT)
+"""The least `recursion_limit` (the door's): START and recall, then one whole trial whose
+`record` still has a superstep left to end the run in (`wikireact.episode.recursion`)."""
 
 
-def route_start(state: ReflexionState) -> Literal["recall", "__end__"]:
-    """Start a new run; one that has ended stays ended (its output is returned)."""
-    return "recall" if state.get("status") in (None, "running") else "__end__"
+def route_start(state: ReflexionState) -> Literal["recall", "trial", "__end__"]:
+    """Start a new run; continue one stopped before the recursion limit; an ended one stays ended."""
+    status = state.get("status")
+    if status == "recursion_limit":
+        return "trial"
+    return "recall" if status in (None, "running") else "__end__"
+
+
+def route_after_trial(state: ReflexionState) -> Literal["evaluate", "__end__"]:
+    """Judge a trial that ended by itself; stop when the recursion limit cut it."""
+    return "evaluate" if state.get("status") == "running" else "__end__"
 
 
 def route_after_evaluate(
@@ -93,7 +115,7 @@ def make_builder(resources: Resources | None = None) -> StateGraph[Any, Any, Any
     builder.add_node("record", record)
     builder.add_conditional_edges(START, route_start)
     builder.add_edge("recall", "trial")
-    builder.add_edge("trial", "evaluate")
+    builder.add_conditional_edges("trial", route_after_trial)
     builder.add_conditional_edges("evaluate", route_after_evaluate)
     builder.add_edge("reflect", "record")
     builder.add_conditional_edges("record", route_after_record)

@@ -8,7 +8,12 @@
 - `reflect` asks the model for a lesson from a failed trial (one call).
 - `record` appends the trial to `trials`, keeps its lesson in the store (memory on; the
   one write of this graph, idempotent: a repeat replaces the same item), and ends the run
-  when the trial passed or no trial is left.
+  when the trial passed or no trial is left, or stops it (status `recursion_limit`) when
+  another trial might not fit before the recursion limit.
+
+A trial the recursion limit cut is no outcome: `trial` stops the run there (status
+`recursion_limit`), nothing is judged or remembered, and a run with a larger limit
+continues inside that trial (`wikireact.episode.sub_episode`).
 
 Model calls carry their index in the run (`wikireact_call_index`), counted by
 `model_calls`, so one scripted list drives a whole run and a model cache tells them apart.
@@ -38,8 +43,10 @@ from wikireact.agents.reflexion.state import (
 )
 from wikireact.context import Context, validate_question
 from wikireact.episode.compiled import EpisodeGraph
+from wikireact.episode.recursion import has_room
 from wikireact.episode.resources import Resources
 from wikireact.episode.stored_context import episode_context
+from wikireact.episode.sub_episode import COMPLETED, cut_update, sub_episode_config, was_cut
 from wikireact.models.call_metadata import CALL_OFFSET_KEY
 from wikireact.nodes.model_call import call_model as model_call
 from wikireact.nodes.model_call import reply_text, reply_tokens
@@ -47,6 +54,8 @@ from wikireact.prompting.lessons import LESSON_CHARS
 
 LESSONS_SHOWN = 3
 """The most lessons a trial's prompt shows, the latest ones (Reflexion keeps 1 to 3)."""
+SUPERSTEPS_PER_TRIAL = 4
+"""Supersteps of one trial in this graph: trial, evaluate, reflect, record."""
 
 
 def recall(state: ReflexionState, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -76,9 +85,11 @@ def trial(
     calls = state.get("model_calls", 0)
     out = episode.invoke(
         {"question": state["question"], "lessons": lessons},
-        {"metadata": {CALL_OFFSET_KEY: calls}},
+        sub_episode_config(state, {CALL_OFFSET_KEY: calls}),
         context=context,
     )
+    if was_cut(out):  # the caller's recursion limit stopped it: not an outcome to judge
+        return {**kept, **cut_update(state)}
     trajectory, usage = out.get("trajectory") or [], out.get("usage") or []
     attempt = Trial(
         number=number,
@@ -94,6 +105,7 @@ def trial(
     )
     return {
         **kept,
+        **COMPLETED,
         "attempt": attempt,
         "trajectory": _tagged(trajectory, trial=number),
         "usage": _tagged(usage, trial=number, call="step"),
@@ -166,6 +178,8 @@ def record(state: ReflexionState, runtime: Runtime[Context]) -> dict[str, Any]:
     update: dict[str, Any] = {"trials": [attempt]}
     if attempt["verdict"] in PASSED or attempt["number"] >= settings.max_trials:
         update |= {"answer": attempt["answer"], "status": attempt["status"]}
+    elif not has_room(state.get("remaining_steps", SUPERSTEPS_PER_TRIAL + 1), SUPERSTEPS_PER_TRIAL):
+        update["status"] = "recursion_limit"  # the next trial might not fit: a larger limit runs it
     return update
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from langgraph.channels import DeltaChannel
+from langgraph.managed import RemainingSteps
 from typing_extensions import NotRequired, TypedDict
 
 from wikireact.state import (
@@ -121,3 +122,8 @@ class ReflexionState(ReflexionInput, ReflexionOutput, total=False):
     """The trial being judged and reflected on (appended to `trials` by `record`)."""
     context: dict[str, Any]
     """The run's `Context` as a dict, kept from its start (`wikireact.episode.stored_context`)."""
+    cut_episode: str | None
+    """The checkpoint namespace of the trial the recursion limit cut: the next run continues
+    it there (`wikireact.episode.sub_episode`); None when no trial is cut."""
+    remaining_steps: RemainingSteps
+    """LangGraph's managed count of supersteps left before the recursion limit (not stored)."""

@@ -1,0 +1,56 @@
+"""A ReAct episode a node runs nested (a sub-goal, a trial) that the recursion limit cut, and its continuation.
+
+A nested episode runs with the caller's `recursion_limit` and stops before it with status
+`recursion_limit` (`wikireact.nodes.observe`). That is not the episode's outcome: the
+caller stops too (status `recursion_limit`, nothing judged, replanned or remembered) and
+keeps the checkpoint namespace the episode ran in (`cut_episode`). A run with a larger
+limit reopens the caller, whose node runs the episode again in that namespace: LangGraph
+loads its checkpoint there, and the episode continues where it was cut (the question it
+is given again reopens it, as at the top level), so no step is taken twice.
+
+Without a checkpointer nothing is kept and nothing can continue; the caller still stops
+rather than taking the cut episode as its result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.config import get_config
+
+CUT_STATUS = "recursion_limit"
+"""The status of an episode the recursion limit stopped (resumable, not an outcome)."""
+
+
+def sub_episode_config(state: Mapping[str, Any], metadata: dict[str, Any]) -> RunnableConfig:
+    """Return the config a node runs its nested episode with: in the cut one's namespace, if any.
+
+    Called inside the node. `state` is the caller's (its `cut_episode`); `metadata` the
+    run's (the model-call offset). A fresh episode inherits the node's task namespace, as
+    LangGraph gives it.
+    """
+    config: RunnableConfig = {"metadata": metadata}
+    cut = state.get("cut_episode")
+    if cut:
+        configurable = dict(get_config().get("configurable") or {})
+        config["configurable"] = {**configurable, "checkpoint_ns": cut}
+    return config
+
+
+def was_cut(episode: Mapping[str, Any]) -> bool:
+    """Whether a nested episode's output says the recursion limit stopped it."""
+    return episode.get("status") == CUT_STATUS
+
+
+def cut_update(state: Mapping[str, Any]) -> dict[str, Any]:
+    """Return the caller's update for a cut episode: stop, and keep where the episode is."""
+    namespace = state.get("cut_episode") or (get_config().get("configurable") or {}).get(
+        "checkpoint_ns", ""
+    )
+    return {"status": CUT_STATUS, "cut_episode": namespace}
+
+
+COMPLETED: dict[str, Any] = {"status": "running", "cut_episode": None}
+"""The caller's update once its nested episode ended by itself: it goes on, nothing is cut."""
