@@ -39,7 +39,6 @@ INPUTS: dict[str, dict[str, Any]] = {
     "reflexion": {"question": QUESTION, "gold_answer": "yes"},
     "rewoo": {"question": QUESTION},
 }
-LABELS = {"react": "ReAct", "rewoo": "ReWOO", "plan-execute": "Plan-and-Execute"}
 UNCUT = 10_000
 REWOO = pytest.param(
     "rewoo",
@@ -79,13 +78,20 @@ def least(agent: str) -> int:
     return least_recursion_limit(agent).limit
 
 
-@pytest.mark.parametrize("agent", ["react", "rewoo", "plan-execute", "reflexion"])
-def test_the_door_names_the_agents_own_least_limit(agent: str) -> None:
+@pytest.mark.parametrize(
+    ("agent", "label"),
+    [
+        ("react", "ReAct"),
+        ("rewoo", "ReWOO"),
+        ("plan-execute", "Plan-and-Execute"),
+        ("reflexion", "Reflexion"),
+    ],
+)
+def test_the_door_names_the_agents_own_least_limit(agent: str, label: str) -> None:
     graph = load_agent(agent).build_graph(InMemorySaver(), model=SpyModel(outputs=["x"]))
     minimum = least(agent)
     with pytest.raises(ConfigurationError) as refused:
         graph.invoke({"question": QUESTION}, at(minimum - 1))
-    label = LABELS.get(agent, "Reflexion")
     assert str(refused.value) == (
         f"recursion_limit {minimum - 1} leaves no room for one {label} step: use at least {minimum}"
     )
