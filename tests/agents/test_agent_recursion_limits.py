@@ -28,6 +28,7 @@ from wikireact.agents.reflexion.memory import read_lessons
 from wikireact.episode.compiled import EpisodeGraph
 from wikireact.episode.recursion import least_recursion_limit
 from wikireact.errors import ConfigurationError, ModelCallError
+from wikireact.graph import run_to_end
 
 SCRIPTS: dict[str, list[Any]] = {
     "plan-execute": WHOLE_RUN,  # plan, a 2-step sub-goal, a new list, a 4-step one, Finish
@@ -221,3 +222,17 @@ def test_approval_pauses_inside_a_continued_sub_goal_and_resumes(
     assert proposed == ["Lookup[died]"]  # the cut sub-goal's third step, in that sub-goal
     assert outcome(out)[:4] == outcome(uncut)[:4]
     assert len(model.calls) == len(WHOLE_RUN)
+
+
+@pytest.mark.parametrize("agent", ["plan-execute", "reflexion"])
+def test_run_to_end_continues_a_run_the_limit_stopped(agent: str) -> None:
+    """`run_to_end` (what `eval` runs) continues inside the cut sub-goal or trial."""
+    reference, _ = build(agent)
+    uncut = reference.invoke(INPUTS[agent], at(UNCUT))
+    graph, model = build(agent)
+    inputs = {k: v for k, v in INPUTS[agent].items() if k != "question"}
+    stopped = run_to_end(graph, QUESTION, at(9), inputs=inputs)
+    assert stopped["status"] == "recursion_limit"
+    done = run_to_end(graph, QUESTION, at(UNCUT), inputs=inputs)
+    assert outcome(done) == outcome(uncut)
+    assert len(model.calls) == len(SCRIPTS[agent])
