@@ -6,7 +6,10 @@ caller stops too (status `recursion_limit`, nothing judged, replanned or remembe
 keeps the checkpoint namespace the episode ran in (`cut_episode`). A run with a larger
 limit reopens the caller, whose node runs the episode again in that namespace: LangGraph
 loads its checkpoint there, and the episode continues where it was cut (the question it
-is given again reopens it, as at the top level), so no step is taken twice.
+is given again reopens it, as at the top level), so no step is taken twice. The caller's
+own outputs (steps, trajectory, usage, model calls) gain the episode's steps once it ends,
+as for an uncut one; until then they are in its checkpoints (`get_state(subgraphs=True)`
+while it runs, its namespace after).
 
 Without a checkpointer nothing is kept and nothing can continue; the caller still stops
 rather than taking the cut episode as its result.
