@@ -21,13 +21,14 @@ from wikireact import MemorySource
 from wikireact.agents.rewoo.graph import build_graph
 from wikireact.agents.rewoo.graph import graph as served_graph
 from wikireact.cli.app import app
+from wikireact.models.scripted import ScriptOutput
 
 runner = CliRunner()
 PLAN = (
     "Plan: Open his page.\n#E1 = Search[Nikolaj Coster-Waldau]\n"
     "Plan: Which network was he with?\n#E2 = LLM[Name the TV network in #E1.]"
 )
-SCRIPT = [PLAN, "Fox.", "Thought: he was in Fox series.\nFinish[supported]"]
+SCRIPT: list[ScriptOutput] = [PLAN, "Fox.", "Thought: he was in Fox series.\nFinish[supported]"]
 
 
 def run(outputs: list[Any]) -> tuple[dict[str, Any], SpyModel]:

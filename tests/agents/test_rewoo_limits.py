@@ -20,6 +20,7 @@ from wikireact.agents.rewoo.graph import build_graph
 from wikireact.context import SUPERSTEPS_PER_STEP
 from wikireact.episode.compiled import EpisodeGraph
 from wikireact.errors import ConfigurationError
+from wikireact.models.scripted import ScriptOutput
 
 PLAN = (
     "Plan: Find Scott Derrickson.\n#E1 = Search[Scott Derrickson]\n"
@@ -27,7 +28,7 @@ PLAN = (
     "Plan: Find him.\n#E3 = Search[#E2]\n"
     "Plan: Where was he born?\n#E4 = Lookup[born]"
 )
-SCRIPT = [PLAN, "Ed Wood", "Thought: both American.\nFinish[yes]"]
+SCRIPT: list[ScriptOutput] = [PLAN, "Ed Wood", "Thought: both American.\nFinish[yes]"]
 """Four rounds (each step waits for the one before): 12 supersteps in one run (input included)."""
 
 

@@ -21,11 +21,12 @@ from wikireact.agents.rewoo.settings import TOOLS_REFUSED
 from wikireact.cli.app import app
 from wikireact.context import Context
 from wikireact.errors import ConfigurationError
+from wikireact.models.scripted import ScriptOutput
 from wikireact.storage.threads import open_threads
 
 runner = CliRunner()
 PLAN = "Plan: look.\n#E1 = Search[Scott Derrickson]\nPlan: and.\n#E2 = Search[Ed Wood]"
-RUN = [PLAN, "Thought: both American.\nFinish[yes]"]
+RUN: list[ScriptOutput] = [PLAN, "Thought: both American.\nFinish[yes]"]
 
 
 def test_graph_invoke_refuses_tools_at_the_door_and_records_nothing() -> None:
