@@ -2,7 +2,7 @@
 
 A new `--out` appears only when every input was imported (`wikireact.wiki.importing.snapshot_files`);
 an existing one is extended, each input in one transaction. Ctrl-C ends in one line
-saying what was kept.
+saying what was kept. A URL given as a file is refused without showing its password.
 """
 
 from __future__ import annotations
@@ -12,6 +12,8 @@ from pathlib import Path
 from wikireact.cli.common import console, errors, fail
 from wikireact.cli.display import clean
 from wikireact.cli.import_progress import ImportProgress
+from wikireact.errors import SnapshotError
+from wikireact.wiki.factory import shown_if_url
 from wikireact.wiki.importing.dump_files import is_dump
 from wikireact.wiki.importing.dump_import import import_dump, record_source
 from wikireact.wiki.importing.importer import import_file, source_entry
@@ -23,6 +25,7 @@ def import_snapshot(
     paths: list[Path], out: Path, *, skip_bad_lines: bool, workers: int | None
 ) -> None:
     """Import `paths` into the snapshot `out`, printing what each input gave."""
+    _refuse_urls(paths, out)
     existed = out.exists()
     try:
         with snapshot_for_import(out) as (store, new):
@@ -44,6 +47,17 @@ def import_snapshot(
         kept = f"{clean(out)} is unchanged" if existed else "no snapshot was written"
         fail(f"interrupted; {kept} (an import starts over when run again)", 130)
     console.print(f"{clean(out)}: {summary}")
+
+
+def _refuse_urls(paths: list[Path], out: Path) -> None:
+    """Refuse a URL given as the snapshot or an input (a snapshot is a file)."""
+    shown = shown_if_url(str(out))
+    if shown is not None:
+        raise SnapshotError(f"--out takes a snapshot file, not a URL ({shown})")
+    for path in paths:
+        shown = shown_if_url(str(path))
+        if shown is not None:
+            raise SnapshotError(f"snapshot import reads files, not a URL ({shown})")
 
 
 def _import_dump(

@@ -10,12 +10,14 @@ A source of one's own is opened directly and closed with `with` (`SnapshotSource
 from __future__ import annotations
 
 import os
+import re
 import threading
 from collections import OrderedDict
 from pathlib import Path
 
 from wikireact._paths import cache_dir
 from wikireact.errors import WikiConfigurationError
+from wikireact.storage.postgres.url import redacted
 from wikireact.wiki.base import WikiSource
 
 
@@ -58,10 +60,32 @@ def close_sources() -> None:
             close()
 
 
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]+:/")
+"""A URL's start; `Path` turns the `//` of `postgresql://user:PW@host/db` into `/`."""
+
+
+def shown_if_url(text: str) -> str | None:
+    """Return `text` as a message may show it (no password) if it is a URL, else None.
+
+    A URL is never a file: a wiki source, a snapshot to write or an input to import.
+    """
+    stripped = text.strip()
+    if not _URL.match(stripped):
+        return None
+    scheme, _, rest = stripped.partition(":")
+    return redacted(f"{scheme}://{rest.lstrip('/')}")
+
+
 def _open(spec: str) -> WikiSource:
     from wikireact.wiki.snapshot import SnapshotSource
 
     spec = spec.strip()
+    shown = shown_if_url(spec.removeprefix("record:"))
+    if shown is not None:
+        raise WikiConfigurationError(
+            f"unknown wiki source {shown!r}: a URL is not a wiki source; "
+            "use live, offline, record:PATH.db or a snapshot PATH.db"
+        )
     if spec == "live":
         return _cached_live(default_cache_path())
     if spec.startswith("record:"):
@@ -84,8 +108,8 @@ def absolute_wiki_spec(spec: str) -> str:
     when the thread is resumed from another directory.
     """
     stripped = spec.strip()
-    if stripped in ("live", "offline"):
-        return spec
+    if stripped in ("live", "offline") or shown_if_url(stripped.removeprefix("record:")):
+        return spec  # a URL is refused when it is opened, as it was given
     if stripped.startswith("record:"):
         return "record:" + os.path.abspath(stripped.removeprefix("record:"))
     if stripped.endswith(".db") or Path(stripped).exists():
