@@ -1,8 +1,9 @@
 """`wikireact snapshot import`: dumps, HotpotQA JSON and JSONL files into one snapshot file.
 
-A new `--out` appears only when every input was imported (`wikireact.wiki.importing.snapshot_files`);
-an existing one is extended, each input in one transaction. Ctrl-C ends in one line
-saying what was kept. A URL given as a file is refused without showing its password.
+A new `--out` appears only when every input was imported, and never over another
+import's file; an existing one is extended in one transaction for all the inputs
+(`wikireact.wiki.importing.snapshot_files`). Ctrl-C ends in one line saying what was
+kept. A URL given as a file is refused without showing its password.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from wikireact.wiki.factory import shown_if_url
 from wikireact.wiki.importing.dump_files import is_dump
 from wikireact.wiki.importing.dump_import import import_dump, record_source
 from wikireact.wiki.importing.importer import import_file, source_entry
-from wikireact.wiki.importing.snapshot_files import snapshot_for_import
+from wikireact.wiki.importing.snapshot_files import ImportTarget
 from wikireact.wiki.snapshot import SnapshotDatabase
 
 
@@ -26,9 +27,10 @@ def import_snapshot(
 ) -> None:
     """Import `paths` into the snapshot `out`, printing what each input gave."""
     _refuse_urls(paths, out)
+    target = ImportTarget(out)
     existed = out.exists()
     try:
-        with snapshot_for_import(out) as (store, new):
+        with target.open() as (store, new):
             for path in paths:
                 if is_dump(path):
                     empty = (
@@ -43,10 +45,12 @@ def import_snapshot(
                         f"{stats.changed} updated, {stats.unchanged} unchanged"
                     )
             summary = f"{store.count()} pages, snapshot id {store.meta('snapshot_id')}"
+        console.print(f"{clean(out)}: {summary}")
     except KeyboardInterrupt:
+        if target.written():
+            fail(f"interrupted after the import completed: {clean(out)} holds it", 130)
         kept = f"{clean(out)} is unchanged" if existed else "no snapshot was written"
         fail(f"interrupted; {kept} (an import starts over when run again)", 130)
-    console.print(f"{clean(out)}: {summary}")
 
 
 def _refuse_urls(paths: list[Path], out: Path) -> None:

@@ -141,6 +141,25 @@ class SnapshotDatabase:
         with self._lock:
             self.conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
 
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """Run the block as one write transaction: all of it is written, or none of it.
+
+        Inside another `transaction` block the block joins it (the outer one commits).
+        """
+        with self._lock:
+            if self.conn.in_transaction:
+                yield
+                return
+            self.conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield
+                self.conn.execute("COMMIT")
+            except BaseException:
+                if self.conn.in_transaction:  # SQLite already rolled back after e.g. a full disk
+                    self.conn.execute("ROLLBACK")
+                raise
+
     def row(self, title: str, *, fuzzy: bool) -> tuple[str, str, str, int] | None:
         """`(title, kind, body, split)` for an exact title, else (if fuzzy) a normalized match."""
         columns = f"title, kind, body, {self._split}"
@@ -185,45 +204,38 @@ class SnapshotDatabase:
         return True, None
 
     def put_many(self, rows: Iterable[Row]) -> tuple[int, int]:
-        """Insert or update rows in one transaction; return (added, changed).
+        """Insert or update rows in one transaction (or the open `transaction`); return (added, changed).
 
         The store must have been opened with `create` (schema 2). A row is `(title, kind, body)` or `(title, kind, body, split)`; `split` says the
         body holds the source's sentences, one per line.
         """
         added = changed = 0
         words: dict[str, int] = {}
-        with self._lock:
-            self.conn.execute("BEGIN IMMEDIATE")
-            try:
-                for title, kind, body, *rest in rows:
-                    split = int(bool(rest and rest[0]))
-                    old = self.conn.execute(
-                        "SELECT id, kind, body, split FROM pages WHERE title = ?", (title,)
-                    ).fetchone()
-                    if old is not None and tuple(old[1:]) == (kind, body, split):
-                        continue
-                    if old is not None:
-                        self._unindex(old[0], title, old[1], old[2])
-                        self.conn.execute(
-                            "UPDATE pages SET kind = ?, body = ?, split = ? WHERE id = ?",
-                            (kind, body, split, old[0]),
-                        )
-                        row_id, changed = old[0], changed + 1
-                    else:
-                        row_id = self.conn.execute(
-                            "INSERT INTO pages(title, norm_title, kind, body, split) "
-                            "VALUES (?, ?, ?, ?, ?)",
-                            (title, normalize_title(title), kind, body, split),
-                        ).lastrowid
-                        added += 1
-                    self._index(row_id, title, kind, body, old, words)
-                if words and self._titles:
-                    title_search.add_title_words(self.conn, words.items())
-                self.conn.execute("COMMIT")
-            except BaseException:
-                if self.conn.in_transaction:  # SQLite already rolled back after e.g. a full disk
-                    self.conn.execute("ROLLBACK")
-                raise
+        with self.transaction():
+            for title, kind, body, *rest in rows:
+                split = int(bool(rest and rest[0]))
+                old = self.conn.execute(
+                    "SELECT id, kind, body, split FROM pages WHERE title = ?", (title,)
+                ).fetchone()
+                if old is not None and tuple(old[1:]) == (kind, body, split):
+                    continue
+                if old is not None:
+                    self._unindex(old[0], title, old[1], old[2])
+                    self.conn.execute(
+                        "UPDATE pages SET kind = ?, body = ?, split = ? WHERE id = ?",
+                        (kind, body, split, old[0]),
+                    )
+                    row_id, changed = old[0], changed + 1
+                else:
+                    row_id = self.conn.execute(
+                        "INSERT INTO pages(title, norm_title, kind, body, split) "
+                        "VALUES (?, ?, ?, ?, ?)",
+                        (title, normalize_title(title), kind, body, split),
+                    ).lastrowid
+                    added += 1
+                self._index(row_id, title, kind, body, old, words)
+            if words and self._titles:
+                title_search.add_title_words(self.conn, words.items())
         return added, changed
 
     def _index(

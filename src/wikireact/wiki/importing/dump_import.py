@@ -8,7 +8,9 @@ are in flight, so memory stays flat however large the dump is.
 Into a new snapshot (`bulk=True`, a file no one else reads yet) rows go in with
 SQLite's journal off, and the full-text and title indexes are built once at the end
 (sorted bulk inserts instead of millions of random ones). Into an existing snapshot
-they go through `SnapshotDatabase.put_many`, one transaction, like any other import.
+they go through `SnapshotDatabase.put_many`, like any other import, and the pages, the
+disambiguations' options, the snapshot id and the `source` metadata go in together, in
+one transaction. A database error (a full disk) is a `SnapshotError` naming the dump.
 """
 
 from __future__ import annotations
@@ -17,9 +19,11 @@ import json
 import multiprocessing
 import os
 import signal
+import sqlite3
 import time
 from collections import deque
 from collections.abc import Callable, Iterator
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from multiprocessing.pool import AsyncResult
 from pathlib import Path
@@ -73,36 +77,41 @@ def import_dump(
 
     `bulk` is for a store just created for this import (it is written without a
     journal: a failure must discard the file). Raises `SnapshotError` naming the file
-    and line of the first bad line or damaged file unless `skip_bad_lines`.
+    and line of the first bad line or damaged file unless `skip_bad_lines`, or naming
+    the dump when the database cannot be written.
     """
     dump = Dump(path)
     stats = DumpStats(files=len(dump.files), bytes_total=dump.total_bytes)
     count = max(1, workers or os.cpu_count() or 1)
-    with multiprocessing.get_context("fork").Pool(count, initializer=_quiet_worker) as pool:
-        batches = _parsed_batches(dump, pool, count, stats, skip_bad_lines, progress)
-        conn = store.conn
-        conn.execute("CREATE TEMP TABLE IF NOT EXISTS dump_disambiguations(title TEXT)")
-        if bulk:
-            _bulk_write(store, batches)
-        else:
-            store.put_many(_remember_disambiguations(store, batches))
-    with store._lock:
-        conn.execute("BEGIN IMMEDIATE")
-        _fill_disambiguations(store)
-        conn.execute("COMMIT")
-    store.set_meta("snapshot_id", store.content_hash())
-    record_source(
-        store,
-        {
-            "source": SOURCE_NAME,
-            "files": stats.files,
-            "pages": stats.pages,
-            "file_list_sha256": dump.file_list_sha256(),
-            "skipped_lines": stats.bad_lines,
-            "damaged_files": stats.damaged_files,
-        },
-    )
+    try:
+        with (
+            multiprocessing.get_context("fork").Pool(count, initializer=_quiet_worker) as pool,
+            nullcontext() if bulk else store.transaction(),
+        ):
+            batches = _parsed_batches(dump, pool, count, stats, skip_bad_lines, progress)
+            store.conn.execute("CREATE TEMP TABLE IF NOT EXISTS dump_disambiguations(title TEXT)")
+            if bulk:
+                _bulk_write(store, batches)
+            else:
+                store.put_many(_remember_disambiguations(store, batches))
+            with store.transaction():  # joins the one above when extending a snapshot
+                _fill_disambiguations(store)
+                store.set_meta("snapshot_id", store.content_hash())
+                record_source(store, _source_entry(dump, stats))
+    except sqlite3.Error as exc:  # e.g. a full disk: what was not committed was rolled back
+        raise SnapshotError(f"cannot import {path} into {store.path}: {exc}") from None
     return stats
+
+
+def _source_entry(dump: Dump, stats: DumpStats) -> dict[str, object]:
+    return {
+        "source": SOURCE_NAME,
+        "files": stats.files,
+        "pages": stats.pages,
+        "file_list_sha256": dump.file_list_sha256(),
+        "skipped_lines": stats.bad_lines,
+        "damaged_files": stats.damaged_files,
+    }
 
 
 def record_source(store: SnapshotDatabase, entry: dict[str, object]) -> None:

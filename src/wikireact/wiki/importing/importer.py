@@ -113,7 +113,10 @@ def _first_byte(handle: BinaryIO) -> bytes:
 
 
 def import_file(path: Path, store: SnapshotDatabase) -> ImportStats:
-    """Import every page of `path` into `store` in one transaction, then refresh the snapshot id."""
+    """Import every page of `path` into `store` with the new snapshot id, in one transaction.
+
+    Inside an open `store.transaction()` it joins that one (the import commits with it).
+    """
     stats = ImportStats()
 
     def rows() -> Iterator[tuple[str, str, str, bool]]:
@@ -122,8 +125,9 @@ def import_file(path: Path, store: SnapshotDatabase) -> ImportStats:
             yield title, "page", text, split
 
     try:
-        stats.added, stats.changed = store.put_many(rows())
-        store.set_meta("snapshot_id", store.content_hash())
+        with store.transaction():
+            stats.added, stats.changed = store.put_many(rows())
+            store.set_meta("snapshot_id", store.content_hash())
     except sqlite3.Error as exc:  # e.g. a full disk: the transaction was rolled back
         raise SnapshotError(f"cannot import {path} into {store.path}: {exc}") from None
     return stats
