@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import bz2
 import json
+import multiprocessing
 import os
 import signal
 import sqlite3
@@ -25,7 +26,7 @@ from typer.testing import CliRunner
 from wikireact.cli.app import app
 from wikireact.wiki.base import Disambiguation, Page
 from wikireact.wiki.environment import lookup, search
-from wikireact.wiki.importing import dump_files
+from wikireact.wiki.importing import dump_files, dump_import
 from wikireact.wiki.importing.snapshot_files import temporary_name
 from wikireact.wiki.snapshot import SnapshotSource
 
@@ -349,3 +350,34 @@ def test_a_bz2_bomb_is_refused_at_the_size_cap() -> None:
     unit = dump_files.Unit("AA/wiki_00.bz2", 1, bz2.compress(b"\n" * 5 * 2**20), True, True, 1)
     data, damage = dump_files.decompress(unit, 2**20)
     assert len(data) == 2**20 and damage == "it decompresses to more than 1 MiB"
+
+
+@pytest.mark.parametrize(
+    ("requested", "cores", "used"),
+    [("10000", 2, 2), ("10000", 8, 3), ("1", 8, 1)],
+    ids=["cores", "files", "as-asked"],
+)
+def test_workers_are_capped_at_what_can_help(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, requested: str, cores: int, used: int
+) -> None:
+    sizes: list[int] = []
+    fork = multiprocessing.get_context("fork")
+
+    class CountingPools:  # the importer's `multiprocessing`: records the pools it starts
+        def get_context(self, method: str) -> CountingPools:
+            return self
+
+        def Pool(self, processes: int, **kwargs: Any) -> Any:  # noqa: N802 (multiprocessing's name)
+            sizes.append(processes)
+            return fork.Pool(min(processes, 2), **kwargs)
+
+    monkeypatch.setattr(dump_import, "multiprocessing", CountingPools())
+    monkeypatch.setattr(dump_import, "usable_cores", lambda: cores, raising=False)
+    dump = write_dump(tmp_path / "dump")  # three files
+    result = run_import(dump, "--out", tmp_path / "s.db", "--workers", requested)
+    assert result.exit_code == 0, result.output
+    assert sizes == [used]
+    text = flat(result.output)
+    assert f"by {used} workers," in text
+    capped = f"note: --workers {requested} is more than can help; {used} were used"
+    assert (capped in text) == (int(requested) > used)

@@ -76,9 +76,15 @@ def _import_dump(
             workers=workers,
             progress=shown.update,
         )
+    if workers is not None and dump.workers < workers:
+        errors.print(
+            f"note: --workers {workers} is more than can help; {dump.workers} were used "
+            "(one per core, and per file when each file is parsed whole)"
+        )
     console.print(
-        f"{clean(path)}: {dump.files} files, {dump.pages} pages in {dump.elapsed:.0f} s, "
-        f"{dump.bad_lines} bad lines skipped, {dump.damaged_files} damaged files"
+        f"{clean(path)}: {dump.files} files, {dump.pages} pages in {dump.elapsed:.0f} s "
+        f"by {dump.workers} workers, {dump.bad_lines} bad lines skipped, "
+        f"{dump.damaged_files} damaged files"
     )
     for example in dump.examples:
         console.print(f"  skipped: {clean(example)}")

@@ -1,6 +1,6 @@
 """Import a HotpotQA 2017 abstracts dump: parsed on all cores, written by this process.
 
-Worker processes (one per core) decompress and parse the dump's files
+Worker processes (one per usable core, `worker_count`) decompress and parse the dump's files
 (`wikireact.wiki.importing.dump_records`); this process writes their rows in file order, so the
 same dump always gives the same snapshot. At most `WINDOW_PER_WORKER` units per worker
 are in flight, so memory stays flat however large the dump is.
@@ -30,7 +30,7 @@ from pathlib import Path
 
 from wikireact.errors import SnapshotError
 from wikireact.wiki import title_search
-from wikireact.wiki.importing.dump_files import Dump, Unit, decompress
+from wikireact.wiki.importing.dump_files import WHOLE_FILE_LIMIT, Dump, Unit, decompress
 from wikireact.wiki.importing.dump_records import DISAMBIGUATION_SUFFIX, Parsed, Row, parse_lines
 from wikireact.wiki.snapshot import SnapshotDatabase, normalize_title
 
@@ -47,6 +47,8 @@ class DumpStats:
 
     files: int
     bytes_total: int
+    workers: int = 1
+    """Parsing processes used."""
     files_done: int = 0
     bytes_done: int = 0
     pages: int = 0
@@ -76,13 +78,13 @@ def import_dump(
     """Import the dump at `path` (tree, `.bz2` or `.tar.bz2`) into `store`.
 
     `bulk` is for a store just created for this import (it is written without a
-    journal: a failure must discard the file). Raises `SnapshotError` naming the file
-    and line of the first bad line or damaged file unless `skip_bad_lines`, or naming
-    the dump when the database cannot be written.
+    journal: a failure must discard the file); `workers` is capped by `worker_count`.
+    Raises `SnapshotError` naming the file and line of the first bad line or damaged
+    file unless `skip_bad_lines`, or naming the dump when the database cannot be written.
     """
     dump = Dump(path)
-    stats = DumpStats(files=len(dump.files), bytes_total=dump.total_bytes)
-    count = max(1, workers or os.cpu_count() or 1)
+    count = worker_count(workers, dump)
+    stats = DumpStats(files=len(dump.files), bytes_total=dump.total_bytes, workers=count)
     try:
         with (
             multiprocessing.get_context("fork").Pool(count, initializer=_quiet_worker) as pool,
@@ -101,6 +103,26 @@ def import_dump(
     except sqlite3.Error as exc:  # e.g. a full disk: what was not committed was rolled back
         raise SnapshotError(f"cannot import {path} into {store.path}: {exc}") from None
     return stats
+
+
+def usable_cores() -> int:
+    """Return how many cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not on Linux
+        return os.cpu_count() or 1
+
+
+def worker_count(requested: int | None, dump: Dump) -> int:
+    """Return how many parsing processes can help: `requested`, at most one per usable core.
+
+    A dump whose files all go whole to a worker (`WHOLE_FILE_LIMIT`) needs no more
+    processes than it has files (a tar's files are known only as it is read).
+    """
+    useful = usable_cores()
+    if not dump.is_tar and all(f.size <= WHOLE_FILE_LIMIT for f in dump.files):
+        useful = min(useful, len(dump.files))
+    return max(1, min(requested or useful, useful))
 
 
 def _source_entry(dump: Dump, stats: DumpStats) -> dict[str, object]:
