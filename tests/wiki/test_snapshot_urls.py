@@ -1,8 +1,8 @@
 """A URL where a file is expected is refused in one line that never shows its password (issue 34, item 5).
 
 `--wiki postgresql://u:PW@host/x` printed the password in "unknown wiki source", and
-`snapshot import --out postgresql://u:PW@host:5432/x` exited 0, printed it and created
-the folders `./postgresql:/u:PW@host:5432/`.
+`snapshot import --out postgresql://u:PW@host:5432/x` (and `eval --out`) exited 0, printed
+it and created the folders `./postgresql:/u:PW@host:5432/`.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 
 import pytest
-from support import GOOD_RUN, QUESTION, flat, write_script
+from support import GOOD_RUN, QUESTION, flat, write_script, write_snapshot
 from test_dump_import import run_import
 from typer.testing import CliRunner, Result
 
@@ -54,6 +54,21 @@ def test_a_url_as_the_wiki_is_refused_without_its_password(
     with pytest.raises(WikiConfigurationError) as refused:
         open_source(wiki)
     assert SECRET not in str(refused.value) and SHOWN in str(refused.value)
+
+
+def test_a_url_as_the_eval_folder_is_refused_without_its_password(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    dataset = tmp_path / "dev.json"
+    dataset.write_text(json.dumps([{"_id": "q", "question": "Who?", "answer": "x"}]))
+    snapshot = write_snapshot(tmp_path / "s.db")
+    script = write_script(tmp_path, GOOD_RUN)
+    args = ["eval", str(dataset), "--model", script, "--wiki", str(snapshot), "--out", URL]
+    result = runner.invoke(app, args)
+    assert_refused_without_password(
+        result, tmp_path, f"eval --out takes a folder, not a URL ({SHOWN})"
+    )
 
 
 @pytest.mark.parametrize("given_as", ["out", "input"])

@@ -227,8 +227,10 @@ def eval_command(
     from wikireact.eval.runs import Run
     from wikireact.models.registry import absolute_model_spec, is_local
     from wikireact.storage.threads import is_postgres_url
-    from wikireact.wiki.factory import absolute_wiki_spec
+    from wikireact.wiki.factory import absolute_wiki_spec, shown_if_url
 
+    if out is not None and (shown := shown_if_url(str(out))) is not None:
+        fail(f"eval --out takes a folder, not a URL ({shown})")
     if run is not None and db is None:
         fail("--run names a shared run: it needs --db postgresql://...")
     if db is not None and not is_postgres_url(db):
