@@ -48,6 +48,13 @@ def titles(path: Path) -> set[str]:
     return {title for title, _, _ in contents(path)[0]}
 
 
+def import_cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    """Run `wikireact snapshot import ARGS` in its own process."""
+    return subprocess.run(
+        [*WIKIREACT, *map(str, args)], capture_output=True, text=True, timeout=300
+    )
+
+
 def start_paused(
     tmp_path: Path, target: str, *args: str | Path
 ) -> tuple[subprocess.Popen[str], Path]:
@@ -86,10 +93,10 @@ def test_a_second_import_to_a_new_out_being_built_is_refused(
     process, go = start_paused(
         tmp_path, "wikireact.wiki.importing.importer:iter_pages", first, "--out", out
     )
-    refused = subprocess.run(
-        [*WIKIREACT, str(second), "--out", str(out)], capture_output=True, text=True
-    )
-    go.touch()
+    try:
+        refused = import_cli(second, "--out", out)
+    finally:
+        go.touch()
     _, stderr = process.communicate(timeout=300)
     assert process.returncode == 0, stderr
     assert refused.returncode == 2, refused.stdout
@@ -98,9 +105,7 @@ def test_a_second_import_to_a_new_out_being_built_is_refused(
         "when it has finished, to add to it"
     ]
     assert titles(out) == {"Tim Burton"}
-    again = subprocess.run(
-        [*WIKIREACT, str(second), "--out", str(out)], capture_output=True, text=True
-    )
+    again = import_cli(second, "--out", out)
     assert again.returncode == 0, again.stderr
     assert titles(out) == {"Tim Burton", "Johnny Depp"}
 
