@@ -75,6 +75,28 @@ class ThreadsError(ConfigurationError):
     """The checkpoint database cannot be used, or a thread is unknown."""
 
 
+class StoredTypeError(ThreadsError):
+    """A stored checkpoint holds a value of a type wikireact does not load: refused, nothing imported.
+
+    Checkpoints are data: only the types `wikireact.storage.serde.ALLOWED_TYPES` lists are
+    decoded. The message names where (`location`) and, once a saver adds it, the thread.
+    """
+
+    def __init__(self, location: str, what: str, thread_id: str | None = None) -> None:
+        """Say that `location` (thread `thread_id` there, when known) holds `what`."""
+        self.location, self.what, self.thread_id = location, what, thread_id
+        where = location if thread_id is None else f"thread {thread_id!r} in {location}"
+        super().__init__(
+            f"{where} holds {what}, which wikireact does not load (nothing was imported or run)"
+        )
+
+    def in_thread(self, thread_id: str | None) -> StoredTypeError:
+        """Return this refusal naming `thread_id` (unchanged when it names one already)."""
+        if self.thread_id is not None or thread_id is None:
+            return self
+        return StoredTypeError(self.location, self.what, thread_id)
+
+
 # --- Episode stopped: resumable ------------------------------------------------------------
 
 

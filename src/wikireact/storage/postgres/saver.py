@@ -16,7 +16,8 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import ChannelVersions, Checkpoint, CheckpointMetadata
 from langgraph.checkpoint.postgres import PostgresSaver
-from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+
+from wikireact.storage.serde import StrictSerializer, names_refused_thread
 
 NUL = "\u0000"
 
@@ -30,20 +31,21 @@ class _NulText:
         self.text = text
 
 
-class NulTextSerializer(JsonPlusSerializer):
-    """The stock serializer; a wrapped string is serialized as the plain string it holds."""
+class NulTextSerializer(StrictSerializer):
+    """`StrictSerializer`; a wrapped string is serialized as the plain string it holds."""
 
     def dumps_typed(self, obj: Any) -> tuple[str, bytes]:
         """Serialize `obj` (a `_NulText` as its string)."""
         return super().dumps_typed(obj.text if isinstance(obj, _NulText) else obj)
 
 
+@names_refused_thread
 class NulSafePostgresSaver(PostgresSaver):
     """A `PostgresSaver` whose checkpoints may hold strings with NUL (stored as blobs)."""
 
-    def __init__(self, conn: Any) -> None:
-        """Save through `conn` (a connection or pool, as for `PostgresSaver`)."""
-        super().__init__(conn, serde=NulTextSerializer())
+    def __init__(self, conn: Any, *, location: str = "the PostgreSQL database") -> None:
+        """Save through `conn` (a connection or pool, as for `PostgresSaver`) to `location`."""
+        super().__init__(conn, serde=NulTextSerializer(location=location))
 
     def put(
         self,

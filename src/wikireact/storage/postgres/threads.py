@@ -85,7 +85,7 @@ class PostgresThreads:
             raise ThreadsError(
                 f"cannot connect to {self.location}: {hide_password(first_line(exc), url)}"
             ) from None
-        self.saver = NulSafePostgresSaver(self.session)
+        self.saver = NulSafePostgresSaver(self.session, location=self.location)
         self.pool = open_pool(url, pool_size)
         try:
             self.pool.wait(timeout=15)

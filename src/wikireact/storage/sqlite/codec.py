@@ -5,7 +5,8 @@
 - `pack_writes`: all writes of one task in one blob (one row instead of one per channel).
 - `dump_metadata` / `load_metadata`: checkpoint metadata as squeezed compact JSON
   (plain JSON, as the stock saver wrote it, still loads).
-- `CompressingSerializer`: LangGraph's value serializer with zlib on large values.
+- `CompressingSerializer`: the strict value serializer (`wikireact.storage.serde`) with zlib
+  on large values.
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any, cast
 
 from langgraph.checkpoint.base import CheckpointMetadata
-from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+
+from wikireact.storage.serde import StrictSerializer
 
 COMPRESS_OVER = 1024
 """Values larger than this are zlib-compressed by `CompressingSerializer` (page text ~4x)."""
@@ -117,8 +119,8 @@ def metadata_matches(metadata: Mapping[str, Any], wanted: Mapping[str, Any]) -> 
     return True
 
 
-class CompressingSerializer(JsonPlusSerializer):
-    """LangGraph's serializer, with zlib on values over 1 KiB (page text shrinks ~4x)."""
+class CompressingSerializer(StrictSerializer):
+    """wikireact's strict serializer (`StrictSerializer`), with zlib on values over 1 KiB (page text ~4x)."""
 
     def dumps_typed(self, obj: Any) -> tuple[str, bytes]:
         """Serialize, compressing large payloads and tagging their type."""

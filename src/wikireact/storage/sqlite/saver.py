@@ -54,6 +54,7 @@ from langgraph.checkpoint.base import (
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
+from wikireact.storage.serde import StrictSerializer, names_refused_thread
 from wikireact.storage.sqlite._langgraph import WRITES_IDX_MAP, DeltaSnapshot, writes_sort_key
 from wikireact.storage.sqlite.codec import (
     ZD1,
@@ -198,6 +199,7 @@ def sorted_writes(stored: StoredWrites) -> TaskWrites:
     return [(task_id, write) for _, task_id, write in found]
 
 
+@names_refused_thread
 class CompactSqliteSaver(BaseCheckpointSaver[Any]):
     """A SQLite checkpointer with integer versions, compressed checkpoints, one row per task's writes."""
 
@@ -209,8 +211,8 @@ class CompactSqliteSaver(BaseCheckpointSaver[Any]):
     def __init__(
         self, conn: sqlite3.Connection, *, serde: SerializerProtocol | None = None
     ) -> None:
-        """Use `conn`; values are serialized by `serde` (default: LangGraph's)."""
-        super().__init__(serde=serde)
+        """Use `conn`; values are serialized by `serde` (default: `StrictSerializer`)."""
+        super().__init__(serde=serde or StrictSerializer())
         self.conn = conn
         self.is_setup = False
         self.lock = threading.Lock()

@@ -83,7 +83,9 @@ class SqliteThreads:
             self.conn.execute(_SCHEMA)
             self.conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             self.conn.commit()
-            self.saver = CompactSqliteSaver(self.conn, serde=CompressingSerializer())
+            self.saver = CompactSqliteSaver(
+                self.conn, serde=CompressingSerializer(location=str(path))
+            )
             self.saver.on_commit = self._wal.poke  # the log is folded after commits, never idle
             self.saver.setup()
         except (sqlite3.Error, OSError) as exc:
@@ -98,7 +100,7 @@ class SqliteThreads:
             self.conn = read_untouched(path, check, keep_open=True)
         except sqlite3.Error as exc:
             raise ThreadsError(f"cannot use checkpoint file {path}: {exc}") from None
-        self.saver = CompactSqliteSaver(self.conn, serde=CompressingSerializer())
+        self.saver = CompactSqliteSaver(self.conn, serde=CompressingSerializer(location=str(path)))
         self.saver.is_setup = True  # its tables are there, or the thread is unknown
 
     def register(
