@@ -35,7 +35,8 @@ def store_of(threads: Threads) -> BaseStore:
             )
             conn.execute("PRAGMA busy_timeout=30000")
             sqlite_store = SqliteStore(conn)
-            sqlite_store.setup()
+            with threads.setup_lock():  # its migrations are not safe to run twice at once
+                sqlite_store.setup()
             return sqlite_store
         from langgraph.store.postgres import PostgresStore
 

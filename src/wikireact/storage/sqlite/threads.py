@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +25,8 @@ from wikireact.storage.sqlite.wal import WalCheckpointer
 
 SCHEMA_VERSION = 2
 """2: large delta-channel snapshots may be stored in pieces (`wikireact.storage.sqlite.value_chunks`)."""
+SETUP_LOCK = "\x00wikireact:setup"
+"""The run-lock key serialising schema setup between processes (NUL-prefixed: no thread is named so)."""
 MARKER_TABLES = frozenset({"wikireact_threads"})
 """A file holding these tables is a checkpoint file; any other non-empty file is refused."""
 _SCHEMA = """
@@ -164,6 +168,20 @@ class SqliteThreads:
     def question(self, thread_id: str) -> str:
         """Return the question a thread started with; raise for an unknown thread."""
         return self._registered(thread_id)[0]
+
+    @contextlib.contextmanager
+    def setup_lock(self) -> Iterator[None]:
+        """Serialise schema changes between processes (as `PostgresThreads.setup_lock` does).
+
+        Polls the run lock `SETUP_LOCK` in `FILE.lock`, which the kernel frees if its
+        holder dies.
+        """
+        while not self.try_claim(SETUP_LOCK):
+            time.sleep(0.05)
+        try:
+            yield
+        finally:
+            self.release(SETUP_LOCK)
 
     def try_claim(self, key: str) -> bool:
         """Take the run lock on `key` (a lock in `FILE.lock`, freed when the process ends)."""
