@@ -59,6 +59,9 @@ def test_langgraph_dockerfile_builds_from_our_config(tmp_path: Path) -> None:
     assert graphs["agent"].endswith("/src/wikireact/graph.py:graph")
     assert graphs["rewoo"].endswith("/src/wikireact/agents/rewoo/graph.py:graph")
     assert f"ADD . /deps/{ROOT.name}" in text and "uv pip install" in text
+    # stored checkpoints are data: LangGraph's safe types only, never a pickle (issue 34 item 1)
+    assert "ENV LANGGRAPH_STRICT_MSGPACK=true" in text.splitlines()
+    assert """ENV LANGGRAPH_CHECKPOINTER='{"serde": {"pickle_fallback": false}}'""" in text
     # the served module really exports a checkpointer-less graph under that name
     for name in AGENTS:  # the server refuses a graph with its own checkpointer
         assert load_agent(name).graph.checkpointer is None, name

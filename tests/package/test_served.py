@@ -57,9 +57,22 @@ def serving(argv: list[str], work: Path, env: dict[str, str], port: int) -> Iter
         os.killpg(proc.pid, signal.SIGTERM)
         try:
             proc.wait(timeout=15)
+            wait_for_group_to_end(proc.pid, seconds=15)  # a server it started saves its state
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
         log.close()
+
+
+def wait_for_group_to_end(group: int, seconds: float) -> None:
+    """Wait until no process of process group `group` is left; raise TimeoutExpired if one stays."""
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        try:
+            os.killpg(group, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.1)
+    raise subprocess.TimeoutExpired(f"process group {group}", seconds)
 
 
 @pytest.fixture(scope="module")
@@ -78,6 +91,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path
         "LANGGRAPH_CLI_NO_ANALYTICS": "1",
         "LANGGRAPH_NO_VERSION_CHECK": "true",
         "WIKIREACT_DATA_DIR": str(work / "data"),
+        "LANGGRAPH_STRICT_MSGPACK": "true",  # as deployed (langgraph.json) and `wikireact studio`
     }
     env.pop("GROQ_API_KEY", None)
     langgraph = Path(sys.executable).with_name("langgraph")
@@ -85,7 +99,9 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path
     argv += ["--port", str(port), "--config", str(work / "langgraph.json")]
     with serving(argv, work, env, port) as url:
         yield url, work
-    assert "BlockingError" not in (work / "server.log").read_text()
+    log = (work / "server.log").read_text()
+    assert "BlockingError" not in log
+    assert "Blocked deserialization" not in log and "unregistered type" not in log
     assert (work / ".langgraph_api").is_dir(), "langgraph dev kept its state somewhere else"
     assert in_checkout_before or not (REPO / ".langgraph_api").exists(), (
         "langgraph dev wrote into the checkout"

@@ -5,6 +5,9 @@ every agent's graph (`wikireact.agents.served_graphs`: ReAct as `agent`, ReWOO a
 ...; with `./.env` when there is one) and runs `langgraph dev` on it, offline (no
 analytics, no version check). Without the studio extra it is
 refused in one line naming it.
+
+The server reads its stored checkpoints as data (`SERVED_CHECKPOINTS`, `STRICT_DECODING`):
+LangGraph's safe types only, no pickle, whatever the environment says.
 """
 
 from __future__ import annotations
@@ -24,6 +27,11 @@ from wikireact.agents import served_graphs
 from wikireact.cli.common import fail
 from wikireact.errors import MissingExtraError
 
+SERVED_CHECKPOINTS = {"serde": {"pickle_fallback": False}}
+"""langgraph.json's `checkpointer`: the server never unpickles a stored value."""
+STRICT_DECODING = {"LANGGRAPH_STRICT_MSGPACK": "true"}
+"""The server decodes only LangGraph's safe types (and the graphs' own) from checkpoints."""
+
 
 def studio_command(
     port: Annotated[int, typer.Option(metavar="PORT", help="port of the API")] = 2024,
@@ -40,7 +48,11 @@ def studio_command(
     env_file = Path(".env")
     with tempfile.TemporaryDirectory(prefix="wikireact-studio-") as folder:
         config = Path(folder) / "langgraph.json"
-        settings: dict[str, object] = {"dependencies": ["."], "graphs": served_graphs()}
+        settings: dict[str, object] = {
+            "dependencies": ["."],
+            "graphs": served_graphs(),
+            "checkpointer": SERVED_CHECKPOINTS,
+        }
         if env_file.is_file():
             settings["env"] = str(env_file.resolve())
         config.write_text(json.dumps(settings), encoding="utf-8")
@@ -49,7 +61,7 @@ def studio_command(
         argv += [] if browser else ["--no-browser"]
         env = {"LANGGRAPH_CLI_NO_ANALYTICS": "1", "LANGGRAPH_NO_VERSION_CHECK": "true"}
         try:
-            code = subprocess.run(argv, env={**env, **os.environ}).returncode
+            code = subprocess.run(argv, env={**env, **os.environ, **STRICT_DECODING}).returncode
         except KeyboardInterrupt:
             code = 0
     if code:
