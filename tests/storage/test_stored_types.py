@@ -10,6 +10,7 @@ in one line naming the database and the thread, and the marker never appears.
 from __future__ import annotations
 
 import enum
+import json
 import sqlite3
 from contextlib import closing
 from pathlib import Path
@@ -113,7 +114,9 @@ def test_a_nested_record_and_a_pickled_value_are_refused_too(tmp_path: Path) -> 
     with pytest.raises(StoredTypeError, match=r"FILE holds a value of type os\.system"):
         serde.loads_typed(nested)
     with pytest.raises(StoredTypeError, match="FILE holds a pickled value"):
-        serde.loads_typed(("pickle", b"cos\nsystem\n(S'true'\ntR."))
+        serde.loads_typed(("pickle", f"cos\nsystem\n(S'touch {marker}'\ntR.".encode()))
+    envelope = {"lc": 2, "type": "constructor", "id": ["os", "system"], "args": [f"touch {marker}"]}
+    assert serde.loads_typed(("json", json.dumps(envelope).encode())) == envelope  # kept as data
     assert not marker.exists()
 
 
