@@ -16,6 +16,7 @@ from contextlib import closing
 from pathlib import Path
 from typing import Any
 
+import ormsgpack
 import pytest
 from support import (
     EVAL_SCRIPT,
@@ -115,6 +116,10 @@ def test_a_nested_record_and_a_pickled_value_are_refused_too(tmp_path: Path) -> 
         serde.loads_typed(nested)
     with pytest.raises(StoredTypeError, match="FILE holds a pickled value"):
         serde.loads_typed(("pickle", f"cos\nsystem\n(S'touch {marker}'\ntR.".encode()))
+    multiline = ormsgpack.packb(ormsgpack.Ext(0, ormsgpack.packb(["os\nx", "system\ny", "z"])))
+    with pytest.raises(StoredTypeError, match=r"type os\?x\.system\?y, which") as raised:
+        serde.loads_typed(("msgpack", multiline))
+    assert "\n" not in str(raised.value)
     envelope = {"lc": 2, "type": "constructor", "id": ["os", "system"], "args": [f"touch {marker}"]}
     assert serde.loads_typed(("json", json.dumps(envelope).encode())) == envelope  # kept as data
     assert not marker.exists()

@@ -67,8 +67,13 @@ _PLAIN_KINDS = frozenset({"null", "bytes", "bytearray", "json", "msgpack"})
 _OPTIONS = ormsgpack.OPT_NON_STR_KEYS
 
 
-class _Refused(Exception):
+class _Refused(ValueError):
     """Raised inside msgpack's EXT hook to stop reading at a refused record."""
+
+
+def _shown(text: str) -> str:
+    """Return stored text fit for a one-line message: printable, at most 120 characters."""
+    return "".join(c if c.isprintable() else "?" for c in text[:120])
 
 
 def _named_type(code: int, record: Any) -> tuple[str, bool]:
@@ -84,8 +89,9 @@ def _named_type(code: int, record: Any) -> tuple[str, bool]:
     module, name = record[0], record[1]
     if code == EXT_METHOD_SINGLE_ARG:
         method = record[3] if len(record) > 3 else None
-        return f"{module}.{name}.{method}", (module, name, method) in SAFE_MSGPACK_METHODS
-    return f"{module}.{name}", (module, name) in ALLOWED_TYPES
+        allowed = (module, name, method) in SAFE_MSGPACK_METHODS
+        return _shown(f"{module}.{name}.{method}"), allowed
+    return _shown(f"{module}.{name}"), (module, name) in ALLOWED_TYPES
 
 
 def refused_type(payload: bytes) -> str | None:
@@ -108,7 +114,7 @@ def refused_type(payload: bytes) -> str | None:
 
     try:
         ormsgpack.unpackb(payload, ext_hook=check, option=_OPTIONS)
-    except ValueError:  # msgpack wraps what the hook raised in "ext_hook failed"
+    except ValueError:  # ormsgpack wraps what the hook raised in "ext_hook failed"
         if refused:
             return refused[0]
         raise
@@ -130,7 +136,7 @@ class StrictSerializer(JsonPlusSerializer):
         """Decode a stored value; raise `StoredTypeError` for a type not allowed (nothing imported)."""
         kind, payload = data
         if kind not in _PLAIN_KINDS:
-            what = "a pickled value" if kind == "pickle" else f"a value stored as {kind!r}"
+            what = "a pickled value" if kind == "pickle" else f"a value stored as {_shown(kind)!r}"
             raise StoredTypeError(self.location, what)
         if kind == "msgpack" and (name := refused_type(payload)) is not None:
             raise StoredTypeError(self.location, f"a value of type {name}")
