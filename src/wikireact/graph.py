@@ -26,9 +26,10 @@ from langgraph.graph import START
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 
-from wikireact.context import SUPERSTEPS_PER_STEP, Context
+from wikireact.context import Context
 from wikireact.episode.admission import REOPENED_THROUGH_START, check_question
 from wikireact.episode.compiled import SAVE_WORKERS, EpisodeGraph, EpisodeStateGraph
+from wikireact.episode.recursion import REACT_LEAST_LIMIT
 from wikireact.episode.resources import Resources
 from wikireact.episode.stored_context import can_continue, settle
 from wikireact.nodes import act, observe, parse, reason
@@ -38,7 +39,7 @@ from wikireact.wiki.base import WikiSource
 
 OUTPUT_KEYS = tuple(OutputState.__annotations__)
 """The channels `invoke` returns (the output schema)."""
-MIN_RECURSION_LIMIT = 1 + SUPERSTEPS_PER_STEP
+MIN_RECURSION_LIMIT = REACT_LEAST_LIMIT
 """The least `recursion_limit` (the door's): START, then one step whose `observe` still has a
 superstep left to end the run in (`wikireact.episode.recursion`)."""
 

@@ -7,14 +7,12 @@ about it, and a run with a larger limit continues inside it to the uncut run's r
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
 import pytest
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
-from langgraph.errors import GraphRecursionError
 from langgraph.store.memory import InMemoryStore
 from langgraph.types import Command
 from pe_scripts import WHOLE_RUN
@@ -26,7 +24,6 @@ from wikireact import MemorySource
 from wikireact.agents import load_agent
 from wikireact.agents.reflexion.memory import read_lessons
 from wikireact.episode.compiled import EpisodeGraph
-from wikireact.episode.recursion import least_recursion_limit
 from wikireact.errors import ConfigurationError, ModelCallError
 from wikireact.graph import run_to_end
 
@@ -41,16 +38,6 @@ INPUTS: dict[str, dict[str, Any]] = {
     "rewoo": {"question": QUESTION},
 }
 UNCUT = 10_000
-REWOO = pytest.param(
-    "rewoo",
-    marks=pytest.mark.xfail(
-        not hasattr(importlib.import_module("wikireact.agents.rewoo"), "MIN_RECURSION_LIMIT"),
-        reason="ReWOO stops cleanly at low limits on branch i34-rewoo (its MIN_RECURSION_LIMIT)",
-        raises=GraphRecursionError,
-        strict=True,
-    ),
-)
-"""ReWOO's runs at low limits: they pass once ReWOO declares its least limit and keeps to it."""
 
 
 def build(
@@ -76,7 +63,11 @@ def outcome(out: dict[str, Any]) -> tuple[Any, ...]:
 
 
 def least(agent: str) -> int:
-    return least_recursion_limit(agent).limit
+    return (
+        load_agent(agent)
+        .build_graph(InMemorySaver(), model=SpyModel(outputs=["x"]))
+        .least_limit.limit
+    )
 
 
 @pytest.mark.parametrize(
@@ -105,7 +96,7 @@ def test_the_least_limits() -> None:
     assert least("reflexion") == 6  # START, recall, trial, evaluate, reflect, record
 
 
-@pytest.mark.parametrize("agent", ["plan-execute", "reflexion", REWOO])
+@pytest.mark.parametrize("agent", ["plan-execute", "reflexion", "rewoo"])
 def test_every_accepted_limit_stops_resumably_and_resumes_to_the_uncut_result(
     agent: str,
 ) -> None:
@@ -121,7 +112,7 @@ def test_every_accepted_limit_stops_resumably_and_resumes_to_the_uncut_result(
         assert len(model.calls) == len(SCRIPTS[agent]), limit  # no model call made twice
 
 
-@pytest.mark.parametrize("agent", ["plan-execute", "reflexion", REWOO])
+@pytest.mark.parametrize("agent", ["plan-execute", "reflexion", "rewoo"])
 def test_runs_at_the_least_limit_make_progress_until_the_uncut_result(agent: str) -> None:
     reference, _ = build(agent)
     uncut = reference.invoke(INPUTS[agent], at(UNCUT))

@@ -39,7 +39,7 @@ from langgraph.types import Interrupt
 from wikireact.context import RECURSION_LIMIT, Context
 from wikireact.episode.admission import admit, hold, thread_of, thread_seen
 from wikireact.episode.placement import check_placement, input_fields
-from wikireact.episode.recursion import LeastLimit, agent_of_state, least_recursion_limit
+from wikireact.episode.recursion import LeastLimit, least_limit_of
 from wikireact.state import InputState, OutputState, State
 
 SAVE_WORKERS = 1
@@ -68,8 +68,8 @@ class EpisodeGraph(CompiledStateGraph[State, Context, InputState, OutputState]):
 
     @property
     def least_limit(self) -> LeastLimit:
-        """The least `recursion_limit` of this graph's agent (known by its state schema)."""
-        return least_recursion_limit(agent_of_state(self.builder.state_schema))
+        """The least `recursion_limit` of this graph's agent (declared for its state schema)."""
+        return least_limit_of(self.builder.state_schema)
 
     def stream(
         self,

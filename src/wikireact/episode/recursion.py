@@ -9,28 +9,20 @@ after its own only when `RemainingSteps` > `n` (`has_room`). Otherwise it ends t
 status `recursion_limit`, which a run with a larger limit continues.
 
 A new run spends superstep 0 on START (its input and first route). The door
-(`wikireact.episode.admission`) refuses a limit below the agent's `MIN_RECURSION_LIMIT`
-(read from its graph module, else its package, by `least_recursion_limit`), the least
-limit at which a run takes one step of its work and ends with a resumable status.
+(`wikireact.episode.admission`) refuses a limit below the agent's least limit: each agent's
+graph module declares it for its state schema (`declare_least_limit`) as it is imported, so
+this layer never imports the agents; a graph of an undeclared state is held to ReAct's.
 """
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass
 
-from wikireact.agents import AGENTS, DEFAULT_AGENT
+from wikireact.context import SUPERSTEPS_PER_STEP
 
-AGENT_LABELS = {
-    "react": "ReAct",
-    "rewoo": "ReWOO",
-    "plan-execute": "Plan-and-Execute",
-    "reflexion": "Reflexion",
-}
-"""How the door's message names each agent."""
-REWOO_MIN_RECURSION_LIMIT = 7
-"""ReWOO's least limit until its package says (START, plan, its retry, schedule, work,
-schedule, solve: one round of steps), used when `wikireact.agents.rewoo` has no constant."""
+REACT_LEAST_LIMIT = 1 + SUPERSTEPS_PER_STEP
+"""ReAct's least `recursion_limit`: START, then one step whose `observe` still has a
+superstep left to end the run in."""
 
 
 def has_room(remaining_steps: int, supersteps: int) -> bool:
@@ -51,24 +43,15 @@ class LeastLimit:
     limit: int
 
 
-def agent_of_state(state_schema: type) -> str:
-    """Return the agent (a key of `AGENTS`) whose graph keeps `state_schema`; ReAct otherwise."""
-    module = state_schema.__module__
-    for name, graph_module in AGENTS.items():
-        package = graph_module.rpartition(".")[0]
-        if name != DEFAULT_AGENT and module.startswith(f"{package}."):
-            return name
-    return DEFAULT_AGENT
+_DECLARED: dict[type, LeastLimit] = {}
+"""Each agent's least limit, by the state schema its graph keeps."""
 
 
-def least_recursion_limit(agent: str) -> LeastLimit:
-    """Return agent `agent`'s least limit: `MIN_RECURSION_LIMIT` of its graph module, else its package."""
-    graph_module = importlib.import_module(AGENTS[agent])
-    package = importlib.import_module(AGENTS[agent].rpartition(".")[0])
-    fallback = REWOO_MIN_RECURSION_LIMIT if agent == "rewoo" else None
-    limit = getattr(graph_module, "MIN_RECURSION_LIMIT", None)
-    if limit is None:
-        limit = getattr(package, "MIN_RECURSION_LIMIT", fallback)
-    if not isinstance(limit, int):
-        raise TypeError(f"agent {agent!r} declares no MIN_RECURSION_LIMIT")
-    return LeastLimit(AGENT_LABELS.get(agent, agent), limit)
+def declare_least_limit(state_schema: type, agent: str, limit: int) -> None:
+    """Declare the least limit of the agent (its label, e.g. `ReWOO`) whose graph keeps `state_schema`."""
+    _DECLARED[state_schema] = LeastLimit(agent, limit)
+
+
+def least_limit_of(state_schema: type) -> LeastLimit:
+    """Return the least limit declared for `state_schema`; ReAct's for a state none declared."""
+    return _DECLARED.get(state_schema, LeastLimit("ReAct", REACT_LEAST_LIMIT))

@@ -67,10 +67,6 @@ _PLAIN_KINDS = frozenset({"null", "bytes", "bytearray", "json", "msgpack"})
 _OPTIONS = ormsgpack.OPT_NON_STR_KEYS
 
 
-class _Refused(ValueError):
-    """Raised inside msgpack's EXT hook to stop reading at a refused record."""
-
-
 def _shown(text: str) -> str:
     """Return stored text fit for a one-line message: printable, at most 120 characters."""
     return "".join(c if c.isprintable() else "?" for c in text[:120])
@@ -109,7 +105,7 @@ def refused_type(payload: bytes) -> str | None:
         name, allowed = _named_type(code, record)
         if not allowed:
             refused.append(name)
-            raise _Refused(name)
+            raise ValueError(name)  # stops reading at the refused record
         return None
 
     try:

@@ -40,6 +40,7 @@ from wikireact.agents.plan_execute.state import (
 )
 from wikireact.context import Context
 from wikireact.episode.compiled import EpisodeGraph, as_episode_graph
+from wikireact.episode.recursion import declare_least_limit
 from wikireact.episode.resources import Resources
 from wikireact.episode.stored_context import can_continue, settle
 from wikireact.graph import MIN_RECURSION_LIMIT as REACT_MIN_RECURSION_LIMIT
@@ -51,6 +52,7 @@ NAME = "wikireact-plan-execute"
 MIN_RECURSION_LIMIT = max(1 + PLANNING_ATTEMPTS + 1 + SUPERSTEPS_AFTER, REACT_MIN_RECURSION_LIMIT)
 """The least `recursion_limit` (the door's): START, the plan and its retry, then an `execute`
 with room to run its sub-goal and replan after it (`wikireact.episode.recursion`)."""
+declare_least_limit(PlanState, "Plan-and-Execute", MIN_RECURSION_LIMIT)
 
 
 class PlanExecuteGraph(EpisodeGraph):

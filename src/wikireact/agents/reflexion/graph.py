@@ -51,6 +51,7 @@ from wikireact.agents.reflexion.state import (
 )
 from wikireact.context import Context
 from wikireact.episode.compiled import EpisodeGraph, as_episode_graph
+from wikireact.episode.recursion import declare_least_limit
 from wikireact.episode.resources import Resources
 from wikireact.graph import MIN_RECURSION_LIMIT as REACT_MIN_RECURSION_LIMIT
 from wikireact.graph import make_builder as react_builder
@@ -62,6 +63,7 @@ NAME = "wikireact-reflexion"
 MIN_RECURSION_LIMIT = max(2 + SUPERSTEPS_PER_TRIAL, REACT_MIN_RECURSION_LIMIT)
 """The least `recursion_limit` (the door's): START and recall, then one whole trial whose
 `record` still has a superstep left to end the run in (`wikireact.episode.recursion`)."""
+declare_least_limit(ReflexionState, "Reflexion", MIN_RECURSION_LIMIT)
 
 
 def route_start(state: ReflexionState) -> Literal["recall", "trial", "__end__"]:

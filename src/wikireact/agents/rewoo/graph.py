@@ -43,6 +43,7 @@ from wikireact.agents.rewoo.worker import WorkerInput, work
 from wikireact.context import Context
 from wikireact.episode.admission import Thread, thread_of
 from wikireact.episode.compiled import EpisodeGraph, EpisodeStateGraph, as_episode_graph
+from wikireact.episode.recursion import declare_least_limit
 from wikireact.episode.resources import Resources
 from wikireact.episode.stored_context import settle
 from wikireact.prompting.exemplars import EpisodeExemplar, PlanExemplar
@@ -53,6 +54,7 @@ NAME = "wikireact-rewoo"
 ROUND_WORKERS = 8
 """`max_concurrency` of a run: the steps of one round that run at the same time (and the
 threads that save checkpoints; see `wikireact.episode.compiled`)."""
+declare_least_limit(RewooState, "ReWOO", MIN_RECURSION_LIMIT)
 
 
 class RewooGraph(EpisodeGraph):
