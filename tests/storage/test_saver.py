@@ -4,21 +4,16 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
     BaseCheckpointSaver,
-    ChannelVersions,
-    Checkpoint,
-    CheckpointMetadata,
-    CheckpointTuple,
 )
 from langgraph.checkpoint.sqlite import SqliteSaver
-from support import GOOD_RUN, MANY_PAGES, QUESTION, distinct_steps, thread
+from support import GOOD_RUN, MANY_PAGES, QUESTION, AsyncDelegating, distinct_steps, thread
 
 from wikireact import Context, MemorySource, ScriptedChatModel, build_graph
 from wikireact.models.scripted import ScriptOutput
@@ -29,46 +24,8 @@ from wikireact.storage.sqlite.threads import SqliteThreads
 from wikireact.storage.sqlite.value_chunks import decode_refs
 
 
-class AsyncCompactSaver(CompactSqliteSaver):
+class AsyncCompactSaver(AsyncDelegating, CompactSqliteSaver):
     """The saver with async methods delegating to the sync ones (the suite calls only those)."""
-
-    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
-        return self.get_tuple(config)
-
-    async def alist(
-        self,
-        config: RunnableConfig | None,
-        *,
-        filter: dict[str, Any] | None = None,
-        before: RunnableConfig | None = None,
-        limit: int | None = None,
-    ) -> AsyncIterator[CheckpointTuple]:
-        for item in self.list(config, filter=filter, before=before, limit=limit):
-            yield item
-
-    async def aput(
-        self,
-        config: RunnableConfig,
-        checkpoint: Checkpoint,
-        metadata: CheckpointMetadata,
-        new_versions: ChannelVersions,
-    ) -> RunnableConfig:
-        return self.put(config, checkpoint, metadata, new_versions)
-
-    async def aput_writes(
-        self,
-        config: RunnableConfig,
-        writes: Sequence[tuple[str, Any]],
-        task_id: str,
-        task_path: str = "",
-    ) -> None:
-        self.put_writes(config, writes, task_id, task_path)
-
-    async def adelete_thread(self, thread_id: str) -> None:
-        self.delete_thread(thread_id)
-
-    async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
-        self.copy_thread(source_thread_id, target_thread_id)
 
 
 def test_langgraph_checkpointer_conformance(tmp_path: Path) -> None:

@@ -21,7 +21,7 @@ from support import GOOD_RUN, QUESTION, thread
 
 from wikireact import MemorySource, ScriptedChatModel, build_graph
 from wikireact.storage.sqlite import saver as saver_module
-from wikireact.storage.sqlite.saver import INHERITED, REFUSED, CompactSqliteSaver
+from wikireact.storage.sqlite.saver import INHERITED, CompactSqliteSaver
 from wikireact.storage.sqlite.threads import SqliteThreads
 
 SRC = Path(saver_module.__file__).parents[3]  # src/
@@ -46,18 +46,6 @@ def store(tmp_path: Path, wiki: MemorySource):  # type: ignore[no-untyped-def]
     graph.invoke({"question": QUESTION}, thread("a"))
     yield threads
     threads.close()
-
-
-@pytest.mark.parametrize("method", sorted(REFUSED))
-def test_refused_methods_say_why_and_change_nothing(method: str, store: SqliteThreads) -> None:
-    before = list(store.saver.list(thread("a")))
-    call = {
-        "prune": lambda s: s.prune(["a"]),
-        "delete_for_runs": lambda s: s.delete_for_runs(["r"]),
-    }
-    with pytest.raises(NotImplementedError, match=f"CompactSqliteSaver does not support {method}"):
-        call[method](store.saver)
-    assert list(store.saver.list(thread("a"))) == before
 
 
 def test_copy_thread_copies_the_whole_episode(store: SqliteThreads, wiki: MemorySource) -> None:

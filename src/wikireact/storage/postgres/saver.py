@@ -11,6 +11,7 @@ the stock `PostgresSaver` reads such a checkpoint back as the same string.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
@@ -18,6 +19,9 @@ from langgraph.checkpoint.base import ChannelVersions, Checkpoint, CheckpointMet
 from langgraph.checkpoint.postgres import PostgresSaver
 
 from wikireact.storage.serde import StrictSerializer, names_refused_thread
+
+from wikireact.storage.materialise import Specs
+from wikireact.storage.postgres import prune as pruning
 
 NUL = "\u0000"
 
@@ -64,3 +68,26 @@ class NulSafePostgresSaver(PostgresSaver):
         if wrapped:
             checkpoint = {**checkpoint, "channel_values": {**values, **wrapped}}
         return super().put(config, checkpoint, metadata, new_versions)
+
+    def prune(
+        self,
+        thread_ids: Sequence[str],
+        *,
+        strategy: str = "keep_latest",
+        channels: Specs | None = None,
+    ) -> None:
+        """Keep each thread's latest checkpoint per namespace, its delta channels stored whole.
+
+        `"delete"` removes the threads. `channels` (the graph's) rebuild delta channel
+        values; without them a thread whose latest checkpoint needs one is refused
+        (`wikireact.storage.postgres.prune`).
+        """
+        pruning.prune(self, thread_ids, strategy, channels)
+
+    def delete_for_runs(self, run_ids: Sequence[str], *, channels: Specs | None = None) -> None:
+        """Delete these runs' checkpoints and writes; the checkpoints they leave are materialised."""
+        pruning.delete_for_runs(self, run_ids, channels)
+
+    def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        """Copy a thread's every checkpoint, blob and write to another thread id."""
+        pruning.copy_thread(self, source_thread_id, target_thread_id)

@@ -54,7 +54,9 @@ from langgraph.checkpoint.base import (
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
+from wikireact.storage.materialise import Specs
 from wikireact.storage.serde import StrictSerializer, names_refused_thread
+from wikireact.storage.sqlite import prune as pruning
 from wikireact.storage.sqlite._langgraph import WRITES_IDX_MAP, DeltaSnapshot, writes_sort_key
 from wikireact.storage.sqlite.codec import (
     ZD1,
@@ -98,8 +100,8 @@ INHERITED = frozenset(
     }
 )
 """Methods of `BaseCheckpointSaver` this saver inherits on purpose (they touch no table)."""
-REFUSED = frozenset({"prune", "delete_for_runs"})
-"""Storage methods this saver refuses with a clear `NotImplementedError`."""
+REFUSED: frozenset[str] = frozenset()
+"""Storage methods this saver refuses with a clear `NotImplementedError` (none since `prune`)."""
 
 CACHED_CHECKPOINTS = 4096
 """Checkpoints whose ancestry (and, separately, writes) a saver keeps decoded."""
@@ -497,20 +499,31 @@ class CompactSqliteSaver(BaseCheckpointSaver[Any]):
                     (target, source),
                 )
 
-    def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
-        """Refuse: dropping checkpoints would cut the chains delta channels are rebuilt from."""
-        raise NotImplementedError(
-            "CompactSqliteSaver does not support prune: a delta channel (the trajectory) is "
-            "rebuilt from every ancestor back to its last snapshot; delete_thread removes a "
-            "whole thread"
-        )
+    def prune(
+        self,
+        thread_ids: Sequence[str],
+        *,
+        strategy: str = "keep_latest",
+        channels: Specs | None = None,
+    ) -> None:
+        """Keep each thread's latest checkpoint per namespace, its delta channels written whole.
 
-    def delete_for_runs(self, run_ids: Sequence[str]) -> None:
-        """Refuse: a run's checkpoints are ancestors the later ones are rebuilt from."""
-        raise NotImplementedError(
-            "CompactSqliteSaver does not support delete_for_runs: later checkpoints are rebuilt "
-            "from a run's checkpoints; delete_thread removes a whole thread"
-        )
+        `"delete"` removes the threads. `channels` (the graph's) rebuild delta channel
+        values; without them a thread whose latest checkpoint needs one is refused
+        (`wikireact.storage.sqlite.prune`).
+        """
+        pruning.prune(self, thread_ids, strategy, channels)
+
+    def delete_for_runs(self, run_ids: Sequence[str], *, channels: Specs | None = None) -> None:
+        """Delete these runs' checkpoints and writes; the checkpoints they leave are materialised."""
+        pruning.delete_for_runs(self, run_ids, channels)
+
+    def forget(self, thread_ids: Iterable[str]) -> None:
+        """Drop what the caches hold of these threads (their rows changed); call under the lock."""
+        self._nodes.clear()
+        self._writes.clear()
+        for thread_id in thread_ids:
+            self._chunks.forget(str(thread_id))
 
     def get_delta_channel_history(
         self, *, config: RunnableConfig, channels: Sequence[str]

@@ -1,0 +1,179 @@
+"""`prune`, `copy_thread` and `delete_for_runs` for the PostgreSQL saver, safe with delta channels.
+
+`PostgresSaver` 3.2 refuses `prune(strategy="keep_latest")` for threads that use a
+`DeltaChannel` (every wikireact thread) and implements neither `copy_thread` nor
+`delete_for_runs`. Here every checkpoint kept while an ancestor goes is first
+*materialised* (`wikireact.storage.materialise`): each delta channel's value is stored as a
+blob at its current version and marked in the checkpoint, as `PostgresSaver.put` stores a
+snapshot, so stock reads stop there. Then, in one transaction, the unkept checkpoints,
+their writes and the blobs no kept checkpoint references go. A kept checkpoint keeps its
+parent id (`get_state` shows the same parent; reads stop at it). The tables keep the stock
+layout: the stock `PostgresSaver` reads a pruned thread as this saver does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from langchain_core.runnables import RunnableConfig
+from psycopg.types.json import Jsonb
+
+from wikireact.storage.materialise import Specs, check_prune_args, full_values
+
+if TYPE_CHECKING:
+    from psycopg import Cursor
+
+    from wikireact.storage.postgres.saver import NulSafePostgresSaver
+
+Key = tuple[str, str, str]
+"""(thread id, checkpoint namespace, checkpoint id)."""
+TABLES = ("checkpoints", "checkpoint_blobs", "checkpoint_writes")
+_COLUMNS = {
+    "checkpoints": "checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata",
+    "checkpoint_blobs": "checkpoint_ns, channel, version, type, blob",
+    "checkpoint_writes": "checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob",
+}
+_SAVE_FULL_VALUE = """
+INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob)
+VALUES (%s, %s, %s, %s, %s, %s)
+ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO UPDATE
+SET type = EXCLUDED.type, blob = EXCLUDED.blob WHERE checkpoint_blobs.type = 'empty'
+"""
+_MARK_FULL_VALUES = """
+UPDATE checkpoints SET checkpoint = jsonb_set(
+    checkpoint, '{channel_values}', (checkpoint -> 'channel_values') || %s::jsonb)
+WHERE thread_id = %s AND checkpoint_ns = %s AND checkpoint_id = %s
+"""
+_UNUSED_BLOBS = """
+DELETE FROM checkpoint_blobs b
+WHERE b.thread_id = %s AND b.checkpoint_ns = %s AND NOT EXISTS (
+    SELECT 1 FROM checkpoints c
+    WHERE c.thread_id = b.thread_id AND c.checkpoint_ns = b.checkpoint_ns
+    AND c.checkpoint -> 'channel_versions' ->> b.channel = b.version
+)
+"""
+
+
+def _config(thread_id: str, ns: str, checkpoint_id: str) -> RunnableConfig:
+    return {
+        "configurable": {
+            "thread_id": thread_id,
+            "checkpoint_ns": ns,
+            "checkpoint_id": checkpoint_id,
+        }
+    }
+
+
+def _materialise(saver: NulSafePostgresSaver, keys: Sequence[Key], specs: Specs | None) -> None:
+    """Store the delta channels of these checkpoints whole (all checked before any is written)."""
+    found: list[tuple[Key, dict[str, Any], dict[str, Any]]] = []
+    for key in keys:
+        saved = saver.get_tuple(_config(*key))
+        if saved is not None and (full := full_values(saver, saved, specs)):
+            versions = {k: saved.checkpoint["channel_versions"][k] for k in full}
+            found.append((key, full, versions))
+    if not found:
+        return
+    with saver._cursor() as cur, cur.connection.transaction():
+        for (thread_id, ns, checkpoint_id), full, versions in found:
+            cur.executemany(_SAVE_FULL_VALUE, saver._dump_blobs(thread_id, ns, full, versions))
+            cur.execute(
+                _MARK_FULL_VALUES,
+                (Jsonb(dict.fromkeys(full, True)), thread_id, ns, checkpoint_id),
+            )
+
+
+def _delete(cur: Cursor[Any], doomed: Sequence[Key]) -> None:
+    """Delete these checkpoints, their writes and the blobs no remaining checkpoint uses."""
+    for table in ("checkpoints", "checkpoint_writes"):
+        cur.executemany(
+            f"DELETE FROM {table} WHERE thread_id = %s AND checkpoint_ns = %s "
+            "AND checkpoint_id = %s",
+            doomed,
+        )
+    for thread_id, ns in sorted({key[:2] for key in doomed}):
+        cur.execute(_UNUSED_BLOBS, (thread_id, ns))
+
+
+def prune(
+    saver: NulSafePostgresSaver, thread_ids: Sequence[str], strategy: str, specs: Specs | None
+) -> None:
+    """Keep each namespace's latest checkpoint (materialised) of each thread, or delete all."""
+    ids = check_prune_args(thread_ids, strategy)
+    if strategy == "delete":
+        for thread_id in ids:
+            saver.delete_thread(thread_id)
+        return
+    for thread_id in ids:
+        with saver._cursor() as cur:
+            cur.execute(
+                "SELECT checkpoint_ns, max(checkpoint_id) AS head FROM checkpoints "
+                "WHERE thread_id = %s GROUP BY checkpoint_ns",
+                (thread_id,),
+            )
+            kept = {(thread_id, row["checkpoint_ns"], row["head"]) for row in cur.fetchall()}
+        _materialise(saver, sorted(kept), specs)
+        with saver._cursor() as cur, cur.connection.transaction():
+            cur.execute(
+                "SELECT checkpoint_ns, checkpoint_id FROM checkpoints WHERE thread_id = %s",
+                (thread_id,),
+            )
+            doomed = [
+                (thread_id, row["checkpoint_ns"], row["checkpoint_id"])
+                for row in cur.fetchall()
+                if (thread_id, row["checkpoint_ns"], row["checkpoint_id"]) not in kept
+            ]
+            if doomed:
+                _delete(cur, doomed)
+
+
+def delete_for_runs(
+    saver: NulSafePostgresSaver, run_ids: Sequence[str], specs: Specs | None
+) -> None:
+    """Delete the checkpoints (and writes) of these runs; materialise the children they leave."""
+    if isinstance(run_ids, str):
+        raise TypeError("run_ids must be a sequence of run IDs, not a str")
+    wanted = [str(r) for r in run_ids]
+    if not wanted:
+        return
+    with saver._cursor() as cur:
+        cur.execute(
+            "SELECT thread_id, checkpoint_ns, checkpoint_id FROM checkpoints "
+            "WHERE metadata ->> 'run_id' = ANY(%s)",
+            (wanted,),
+        )
+        doomed = {(r["thread_id"], r["checkpoint_ns"], r["checkpoint_id"]) for r in cur.fetchall()}
+        if not doomed:
+            return
+        cur.execute(
+            "SELECT thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id FROM checkpoints "
+            "WHERE thread_id = ANY(%s)",
+            (sorted({key[0] for key in doomed}),),
+        )
+        children = cur.fetchall()
+    orphans = [
+        key
+        for r in children
+        if (key := (r["thread_id"], r["checkpoint_ns"], r["checkpoint_id"])) not in doomed
+        and (r["thread_id"], r["checkpoint_ns"], r["parent_checkpoint_id"]) in doomed
+    ]
+    _materialise(saver, orphans, specs)
+    with saver._cursor() as cur, cur.connection.transaction():
+        _delete(cur, sorted(doomed))
+
+
+def copy_thread(saver: NulSafePostgresSaver, source: str, target: str) -> None:
+    """Copy every checkpoint, blob and write of a thread to another id (rows it has are kept).
+
+    The whole parent chain is copied, so the target rebuilds its delta channels as the
+    source does.
+    """
+    with saver._cursor() as cur, cur.connection.transaction():
+        for table in TABLES:
+            columns = _COLUMNS[table]
+            cur.execute(
+                f"INSERT INTO {table} (thread_id, {columns}) "
+                f"SELECT %s, {columns} FROM {table} WHERE thread_id = %s ON CONFLICT DO NOTHING",
+                (str(target), str(source)),
+            )

@@ -1,0 +1,137 @@
+"""`prune` and `delete_for_runs` for `CompactSqliteSaver`, safe with delta channels.
+
+Every checkpoint that is kept while an ancestor goes is first *materialised*
+(`wikireact.storage.materialise`): its delta channels are written whole into its row, in
+their own commit, before anything older is deleted, so a crash in between leaves a thread
+that reads as before. Then the unkept checkpoints, their `task_writes` and the
+`value_chunks` pieces no kept checkpoint references go in one transaction, and the
+saver's caches forget the thread. A kept checkpoint keeps its parent id even when the
+parent is gone (`get_state` shows the same parent; reads stop there).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import CheckpointTuple
+
+from wikireact.storage.materialise import Specs, check_prune_args, full_values, with_full_values
+from wikireact.storage.sqlite.codec import load_metadata
+from wikireact.storage.sqlite.value_chunks import decode_refs
+
+if TYPE_CHECKING:
+    from wikireact.storage.sqlite.saver import CompactSqliteSaver
+
+Key = tuple[str, str, str]
+"""(thread id, checkpoint namespace, checkpoint id)."""
+
+
+def _config(thread_id: str, ns: str, checkpoint_id: str | None) -> RunnableConfig:
+    configurable = {"thread_id": thread_id, "checkpoint_ns": ns}
+    if checkpoint_id:
+        configurable["checkpoint_id"] = checkpoint_id
+    return {"configurable": configurable}
+
+
+def _materialise(saver: CompactSqliteSaver, keys: Sequence[Key], specs: Specs | None) -> None:
+    """Write the delta channels of these checkpoints whole (all checked before any is written)."""
+    found: list[tuple[CheckpointTuple, dict[str, Any]]] = []
+    for key in keys:
+        saved = saver.get_tuple(_config(*key))
+        if saved is not None and (full := full_values(saver, saved, specs)):
+            found.append((saved, full))
+    for saved, full in found:
+        parent = (
+            saved.parent_config["configurable"]["checkpoint_id"] if saved.parent_config else None
+        )
+        thread_id, ns, _ = (
+            saved.config["configurable"][k] for k in ("thread_id", "checkpoint_ns", "checkpoint_id")
+        )
+        saver.put(_config(thread_id, ns, parent), with_full_values(saved, full), saved.metadata, {})  # type: ignore[arg-type]
+
+
+def _delete(saver: CompactSqliteSaver, doomed: Sequence[Key]) -> None:
+    """Delete these checkpoints, their writes and the pieces no remaining checkpoint uses."""
+    with saver.cursor() as cur:
+        cur.executemany(
+            "DELETE FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
+            doomed,
+        )
+        cur.executemany(
+            "DELETE FROM task_writes WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
+            doomed,
+        )
+        for thread_id, ns in sorted({key[:2] for key in doomed}):
+            used = {
+                digest
+                for (refs,) in cur.execute(
+                    "SELECT chunks FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? "
+                    "AND chunks IS NOT NULL",
+                    (thread_id, ns),
+                )
+                for _, digests in decode_refs(refs).values()
+                for digest in digests
+            }
+            stored = cur.execute(
+                "SELECT digest FROM value_chunks WHERE thread_id = ? AND checkpoint_ns = ?",
+                (thread_id, ns),
+            ).fetchall()
+            cur.executemany(
+                "DELETE FROM value_chunks WHERE thread_id = ? AND checkpoint_ns = ? AND digest = ?",
+                [(thread_id, ns, d) for (d,) in stored if d not in used],
+            )
+        saver.forget({key[0] for key in doomed})
+
+
+def prune(
+    saver: CompactSqliteSaver, thread_ids: Sequence[str], strategy: str, specs: Specs | None
+) -> None:
+    """Keep each namespace's latest checkpoint (materialised) of each thread, or delete all."""
+    for thread_id in check_prune_args(thread_ids, strategy):
+        if strategy == "delete":
+            saver.delete_thread(thread_id)
+            continue
+        with saver.cursor(transaction=False) as cur:
+            heads = cur.execute(
+                "SELECT checkpoint_ns, max(checkpoint_id) FROM checkpoints WHERE thread_id = ? "
+                "GROUP BY checkpoint_ns",
+                (thread_id,),
+            ).fetchall()
+        kept = {(thread_id, ns, head) for ns, head in heads}
+        _materialise(saver, sorted(kept), specs)
+        with saver.cursor(transaction=False) as cur:
+            rows = cur.execute(
+                "SELECT checkpoint_ns, checkpoint_id FROM checkpoints WHERE thread_id = ?",
+                (thread_id,),
+            ).fetchall()
+        doomed = [(thread_id, ns, cid) for ns, cid in rows if (thread_id, ns, cid) not in kept]
+        if doomed:
+            _delete(saver, doomed)
+
+
+def delete_for_runs(saver: CompactSqliteSaver, run_ids: Sequence[str], specs: Specs | None) -> None:
+    """Delete the checkpoints (and writes) of these runs; materialise the children they leave."""
+    if isinstance(run_ids, str):
+        raise TypeError("run_ids must be a sequence of run IDs, not a str")
+    wanted = {str(r) for r in run_ids}
+    if not wanted:
+        return
+    with saver.cursor(transaction=False) as cur:
+        rows = cur.execute(
+            "SELECT thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, metadata "
+            "FROM checkpoints"
+        ).fetchall()
+    doomed = {
+        (t, ns, cid) for t, ns, cid, _, meta in rows if load_metadata(meta).get("run_id") in wanted
+    }
+    if not doomed:
+        return
+    orphans = [
+        (t, ns, cid)
+        for t, ns, cid, parent, _ in rows
+        if (t, ns, cid) not in doomed and (t, ns, parent) in doomed
+    ]
+    _materialise(saver, orphans, specs)
+    _delete(saver, sorted(doomed))
