@@ -38,6 +38,7 @@ from wikireact.cli.options import (
     WikiOpt,
 )
 from wikireact.cli.studio import studio_command
+from wikireact.cli.threads_command import threads_app
 
 if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig
@@ -479,6 +480,7 @@ eval_app = typer.Typer(
 eval_app.command("run", cls=HelpCommand)(guard(eval_command))
 eval_app.command("report", cls=HelpCommand)(guard(report_command))
 app.add_typer(eval_app, name="eval")
+app.add_typer(threads_app, name="threads")
 
 
 def main() -> None:
