@@ -200,3 +200,67 @@ def test_a_postgres_password_is_never_shown() -> None:
     result = cli("threads", "list", "--db", "postgresql://me:s3cr3t@127.0.0.1:1/db")
     assert result.exit_code == 2 and "s3cr3t" not in result.output
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+# --- Retention: WIKIREACT_KEEP ---
+
+
+@pytest.mark.parametrize(
+    ("text", "rules"),
+    [
+        ("latest", (("latest", 0.0),)),
+        ("latest:7d, delete:90d", (("latest", 7 * 86400.0), ("delete", 90 * 86400.0))),
+        ("latest:12h", (("latest", 12 * 3600.0),)),
+    ],
+)
+def test_policy_is_parsed(text: str, rules: tuple[Any, ...]) -> None:
+    from wikireact.storage.retention import parse_policy
+
+    assert parse_policy(text).rules == rules
+
+
+@pytest.mark.parametrize("text", ["keep", "delete", "latest:7", "latest:d", ","])
+def test_a_bad_policy_is_refused(text: str) -> None:
+    from wikireact.errors import ConfigurationError
+    from wikireact.storage.retention import parse_policy
+
+    with pytest.raises(ConfigurationError, match="WIKIREACT_KEEP|duration"):
+        parse_policy(text)
+
+
+def test_prune_policy_prunes_ended_threads_past_their_age(
+    db: str, monkeypatch: pytest.MonkeyPatch, lock_holder: str
+) -> None:
+    monkeypatch.setenv("WIKIREACT_KEEP", "latest:30d")
+    result = cli("threads", "prune", "--policy", "--db", db)
+    assert result.exit_code == 0 and "prune 0 threads, delete 0" in flat(result.stdout)
+    monkeypatch.setenv("WIKIREACT_KEEP", "latest")
+    dry = cli("threads", "prune", "--policy", "--dry-run", "--db", db)
+    assert "would prune 5 threads" in flat(dry.stdout) and "f1" in dry.stdout  # f1 skipped
+    result = cli("threads", "prune", "--policy", "--db", db)
+    assert "prune 5 threads, delete 0" in flat(result.stdout), result.output
+    assert "skipped 1 running threads" in flat(result.stdout)
+    rows = {r["thread_id"]: r["checkpoints"] for r in listed(db)}
+    assert rows.pop("f1") > 1 and set(rows.values()) == {1}
+
+
+def test_a_finished_episode_applies_the_policy(
+    db: str, tmp_path: Path, snapshot_db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("WIKIREACT_KEEP", "latest")
+    args = ask_args(snapshot_db, tmp_path, GOOD_RUN, "new.json")
+    result = cli(*args, "--db", db, "--thread-id", "new", "--json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["answer"] == "yes"
+    assert "WIKIREACT_KEEP: pruned 7 threads, deleted 0" in flat(result.stderr)
+    assert {r["checkpoints"] for r in listed(db)} == {1}
+
+
+def test_a_bad_policy_stops_an_episode_before_it_runs(
+    db: str, tmp_path: Path, snapshot_db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("WIKIREACT_KEEP", "latest:soon")
+    args = ask_args(snapshot_db, tmp_path, GOOD_RUN, "new.json")
+    result = cli(*args, "--db", db, "--thread-id", "new")
+    assert result.exit_code == 2 and "bad duration 'soon'" in flat(result.stderr)
+    assert "new" in {r["thread_id"] for r in listed(db)}  # registered, not run

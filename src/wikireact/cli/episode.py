@@ -24,6 +24,8 @@ from wikireact.errors import (
     first_line,
 )
 from wikireact.models.cache import CachedChatModel
+from wikireact.state import episode_ended
+from wikireact.storage.retention import KEEP_ENV, apply_policy, policy_from_env
 from wikireact.storage.threads import DATABASE_ERRORS, Threads
 from wikireact.wiki.base import WikiSource
 
@@ -144,7 +146,12 @@ def run_episode(
     wiki: WikiSource | None = None,
     agent: str = DEFAULT_AGENT,
 ) -> None:
-    """Drive the episode and print its result; `hint` tells how to resume it (`resume_hint`)."""
+    """Drive the episode and print its result; `hint` tells how to resume it (`resume_hint`).
+
+    Once it has ended, the retention policy `WIKIREACT_KEEP` (when set) is applied to the
+    store, this thread included (`wikireact.storage.retention`).
+    """
+    policy = policy_from_env()  # a bad setting stops here, before the episode runs
     try:
         result = _drive(
             store,
@@ -195,3 +202,9 @@ def run_episode(
         show_result(console, result, thread_id)
     if isinstance(model, CachedChatModel):
         errors.print(f"model cache: {model.hits} hits, {model.misses} misses")
+    if policy is not None and result and episode_ended(result):
+        kept = apply_policy(store, policy, held={thread_id})
+        if kept.pruned or kept.deleted:
+            errors.print(
+                f"{KEEP_ENV}: pruned {len(kept.pruned)} threads, deleted {len(kept.deleted)}"
+            )
