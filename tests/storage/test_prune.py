@@ -100,3 +100,27 @@ def test_a_pruned_thread_resumes_as_an_unpruned_one(store: Any, wiki: MemorySour
         out = graph.invoke(None, thread(thread_id), context=Context(max_steps=5))
         outcomes.append((out["answer"], [s["action"] for s in out["trajectory"]], out["steps"]))
     assert outcomes[0] == outcomes[1] and outcomes[0][0] == "yes"
+
+
+def test_deleting_a_run_keeps_what_later_runs_read(store: Any, wiki: MemorySource) -> None:
+    """The first run (out of budget) is deleted; the continuation's checkpoints read as before."""
+    import uuid
+
+    graph = build_graph(store.saver, model=ScriptedChatModel(outputs=GOOD_RUN), wiki=wiki)
+    first, second = str(uuid.uuid4()), str(uuid.uuid4())
+    config: Any = {**thread("a"), "metadata": {"run_id": first}}
+    graph.invoke({"question": QUESTION}, config, context=Context(max_steps=2))
+    graph.update_state(thread("a"), {"status": "running"}, as_node="observe")
+    graph.invoke(
+        None, {**thread("a"), "metadata": {"run_id": second}}, context=Context(max_steps=5)
+    )
+    runs = [t.metadata.get("run_id") for t in store.saver.list(thread("a"))]
+    assert first in runs and second in runs
+    later = [s for s in graph.get_state_history(thread("a")) if s.metadata.get("run_id") == second]
+    before = [(s.values, s.next, s.config) for s in later]
+
+    store.saver.delete_for_runs([first], channels=delta_channels([graph]))
+
+    after = [(s.values, s.next, s.config) for s in graph.get_state_history(thread("a"))]
+    assert first not in [t.metadata.get("run_id") for t in store.saver.list(thread("a"))]
+    assert after[: len(before)] == before and before[0][0]["answer"] == "yes"
