@@ -264,3 +264,21 @@ def test_a_bad_policy_stops_an_episode_before_it_runs(
     result = cli(*args, "--db", db, "--thread-id", "new")
     assert result.exit_code == 2 and "bad duration 'soon'" in flat(result.stderr)
     assert "new" in {r["thread_id"] for r in listed(db)}  # registered, not run
+
+
+def test_the_same_listing_on_sqlite_and_postgres(
+    tmp_path: Path, snapshot_db: Path, pg_url: str
+) -> None:
+    found = []
+    for db in (str(tmp_path / "threads.db"), pg_url):
+        for thread_id, budget in (("a", "10"), ("b", "2")):
+            args = ask_args(snapshot_db, tmp_path, GOOD_RUN, f"{thread_id}.json")
+            result = cli(*args, "--db", db, "--thread-id", thread_id, "--max-steps", budget)
+            assert result.exit_code == 0, result.output
+        found.append(
+            [{k: v for k, v in r.items() if k not in ("bytes", "updated")} for r in listed(db)]
+        )
+    assert found[0] == found[1] and [r["status"] for r in found[0]] == [
+        "finished",
+        "budget_exhausted",
+    ]

@@ -29,8 +29,11 @@ def list_threads(store: SqliteThreads) -> list[ThreadInfo]:
                 "SELECT thread_id, question, settings, created FROM wikireact_threads"
             )
         }
+        tables = {row[0] for row in cur.execute("SELECT name FROM sqlite_master")}
         sizes: dict[str, Sizes] = {}
         for query in _SIZES:
+            if query.split(" FROM ")[1].split()[0] not in tables:
+                continue  # a file of an older layout, opened read-only
             for thread_id, count, size in cur.execute(query):
                 entry = sizes.setdefault(thread_id, Sizes())
                 entry.checkpoints += count
