@@ -282,3 +282,38 @@ def test_the_same_listing_on_sqlite_and_postgres(
         "finished",
         "budget_exhausted",
     ]
+
+
+def test_a_reflexion_thread_prunes_and_deletes_with_its_lessons(
+    tmp_path: Path, snapshot_db: Path
+) -> None:
+    """Its trials are checkpointed in their own namespaces; its lessons live in the store."""
+    from support import QUESTION, write_script
+
+    wander = "Thought 1: Let me look.\nAction 1: Search[Scott Derrickson]"
+    lesson = "Search both people first, then answer."
+    finish = "Thought 1: Both are American.\nAction 1: Finish[yes]"
+    db = str(tmp_path / "threads.db")
+    for thread_id in ("r1", "r2"):
+        script = write_script(tmp_path, [wander, lesson, finish], f"{thread_id}.json")
+        result = cli(
+            "ask", QUESTION, "--agent", "reflexion", "--model", script, "--wiki", str(snapshot_db),
+            "--db", db, "--thread-id", thread_id, "--max-steps", "1", "--json",
+        )  # fmt: skip
+        assert result.exit_code == 0, result.output
+    before = reads(db, "r1")
+    assert cli("threads", "prune", "r1", "--db", db).exit_code == 0
+    assert reads(db, "r1") == before and json.loads(before[0])["answer"] == "yes"
+
+    def lessons() -> list[str]:
+        from wikireact.agents.reflexion.memory import question_namespace
+        from wikireact.storage.long_term import open_store
+
+        with open_store(db) as store:
+            return sorted(item.key for item in store.search(question_namespace(QUESTION)))
+
+    assert lessons() == ["r1:1", "r2:1"]
+    assert cli("threads", "delete", "r2", "--db", db).exit_code == 0
+    assert lessons() == ["r1:1", "r2:1"]  # kept unless asked
+    assert cli("threads", "delete", "r1", "--lessons", "--db", db).exit_code == 0
+    assert lessons() == ["r2:1"]
