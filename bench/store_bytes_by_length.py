@@ -47,7 +47,7 @@ def bytes_per_step(store: Threads, steps: int) -> float:
     return (used_bytes(store) - before) / steps
 
 
-def rows(lengths: tuple[int, ...]) -> list[Row]:
+def rows(lengths: tuple[int, ...] = LENGTHS) -> list[Row]:
     """Return the figures as table rows."""
     out: list[Row] = []
     try:

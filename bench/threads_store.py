@@ -175,7 +175,7 @@ def ten_thousand(store: Threads, threads: int) -> list[Row]:
     ]
 
 
-def rows(threads: int) -> list[Row]:
+def rows(threads: int = 10_000) -> list[Row]:
     """Return the figures of both parts on both stores."""
     out: list[Row] = []
     try:

@@ -271,11 +271,16 @@ def vacuum_command(
     ] = False,
 ) -> None:
     """Give the space pruned threads left back (SQLite: VACUUM; PostgreSQL: VACUUM [FULL])."""
+    from wikireact.errors import first_line
     from wikireact.storage.catalog import store_bytes, vacuum
+    from wikireact.storage.threads import DATABASE_ERRORS
 
     with _open(db) as store:
         before = store_bytes(store)
-        vacuum(store, full=full)
+        try:
+            vacuum(store, full=full)
+        except DATABASE_ERRORS as exc:  # e.g. another process holds the file: retry later
+            fail(f"cannot vacuum {store.location}: {first_line(exc)}")
         after = store_bytes(store)
         console.print(Text(f"vacuumed {store.location}: {before:,} -> {after:,} bytes"))
 
