@@ -24,6 +24,7 @@ from table import Row, print_rows
 
 from wikireact import Context, MemorySource, ScriptedChatModel, build_graph
 from wikireact.errors import PgUnavailableError
+from wikireact.models.scripted import ScriptOutput
 from wikireact.storage.postgres.cluster import PgCluster
 from wikireact.storage.threads import Threads, open_threads
 
@@ -34,8 +35,9 @@ TARGET_READING_RATIO = 2.0
 def bytes_per_step(store: Threads, steps: int) -> float:
     """Return the checkpoint bytes per step of one finished `steps`-step episode."""
     before = used_bytes(store)
+    outputs: list[ScriptOutput] = list(script(steps))
     graph = build_graph(
-        store.saver, model=ScriptedChatModel(outputs=script(steps)), wiki=MemorySource(PAGES)
+        store.saver, model=ScriptedChatModel(outputs=outputs), wiki=MemorySource(PAGES)
     )
     out = graph.invoke(
         {"question": "q"},

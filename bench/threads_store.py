@@ -31,6 +31,7 @@ from table import Row, print_rows
 from wikireact import Context, MemorySource, ScriptedChatModel, build_graph
 from wikireact.episode.audit import history_json
 from wikireact.errors import PgUnavailableError
+from wikireact.models.scripted import ScriptOutput
 from wikireact.storage import catalog
 from wikireact.storage.postgres.cluster import PgCluster
 from wikireact.storage.retention import prune_threads
@@ -43,7 +44,7 @@ PAGES = {
     "Ed Wood": "Edward Davis Wood Jr. was an American filmmaker. "
     "Wood was born in Poughkeepsie, New York. He died in Los Angeles.",
 }
-RUN = [
+RUN: list[ScriptOutput] = [
     "Thought 1: Derrickson first.\nAction 1: Search[Scott Derrickson]",
     "Thought 2: Now Ed Wood.\nAction 2: Search[Ed Wood]",
     "Thought 3: Where was Wood born?\nAction 3: Lookup[born]",

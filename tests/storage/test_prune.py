@@ -116,7 +116,11 @@ def test_deleting_a_run_keeps_what_later_runs_read(store: Any, wiki: MemorySourc
     )
     runs = [t.metadata.get("run_id") for t in store.saver.list(thread("a"))]
     assert first in runs and second in runs
-    later = [s for s in graph.get_state_history(thread("a")) if s.metadata.get("run_id") == second]
+    later = [
+        s
+        for s in graph.get_state_history(thread("a"))
+        if (s.metadata or {}).get("run_id") == second
+    ]
     before = [(s.values, s.next, s.config) for s in later]
 
     store.saver.delete_for_runs([first], channels=delta_channels([graph]))
