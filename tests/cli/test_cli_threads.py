@@ -317,3 +317,17 @@ def test_a_reflexion_thread_prunes_and_deletes_with_its_lessons(
     assert lessons() == ["r1:1", "r2:1"]  # kept unless asked
     assert cli("threads", "delete", "r1", "--lessons", "--db", db).exit_code == 0
     assert lessons() == ["r2:1"]
+
+
+def test_an_evaluation_applies_the_policy_as_questions_end(
+    files: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from support import EVAL_SCRIPT, snapshot_eval
+
+    from wikireact import ScriptedChatModel
+
+    monkeypatch.setenv("WIKIREACT_KEEP", "latest")
+    report = snapshot_eval(*files, tmp_path / "run", ScriptedChatModel(outputs=EVAL_SCRIPT))
+    assert report["metrics"]["mean"]["finish_rate"] == 1.0
+    rows = listed(str(tmp_path / "run" / "threads.db"))
+    assert len(rows) == 4 and {r["checkpoints"] for r in rows} == {1}

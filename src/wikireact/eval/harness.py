@@ -65,6 +65,7 @@ from wikireact.models.stack import close_stack, model_stack
 from wikireact.models.variants import variant_for
 from wikireact.prompting.exemplars import Need, PromptSet, load_prompts
 from wikireact.state import ProtocolName
+from wikireact.storage.retention import apply_policy, policy_from_env
 from wikireact.storage.sqlite.threads import SqliteThreads
 from wikireact.storage.threads import runner
 from wikireact.wiki.base import WikiSource
@@ -387,6 +388,7 @@ def _run_questions(
     """
     config = prepared.config
     method_settings = prepared.method_settings(store.saver)
+    keep = policy_from_env()  # WIKIREACT_KEEP, applied as each question ends
     lock = threading.Lock()
     with records_path.open("a", encoding="utf-8") as sink:
 
@@ -397,6 +399,8 @@ def _run_questions(
                 with runner(store, key):
                     register_episode(store, config.method, item, seed, method_settings)
                     record = run_method(config.method, item, seed, method_settings)
+                    if keep is not None:
+                        apply_policy(store, keep, held={key})
             except ThreadBusyError:
                 raise EvalError(
                     f"thread {key!r} in {store.location} is being run by another process "
