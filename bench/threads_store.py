@@ -29,6 +29,7 @@ from typing import Any
 from table import Row, print_rows
 
 from wikireact import Context, MemorySource, ScriptedChatModel, build_graph
+from wikireact.agents.channels import agent_channels
 from wikireact.episode.audit import history_json
 from wikireact.errors import PgUnavailableError
 from wikireact.models.scripted import ScriptOutput
@@ -83,7 +84,9 @@ def two_hundred(store: Threads) -> list[Row]:
     outputs = {t: graph.invoke(None, config(t)) for t in ids if t[0] == "f"}
     size, stats = catalog.store_bytes(store), catalog.store_stats(store)
     start = time.perf_counter()
-    outcome = prune_threads(store, catalog.list_threads(store), dry_run=False)
+    outcome = prune_threads(
+        store, catalog.list_threads(store), channels_of=agent_channels, dry_run=False
+    )
     pruned_s = time.perf_counter() - start
     after = {t: reads(store, graph, t) for t in ids}
     same = sum(before[t] == after[t] for t in ids)
@@ -163,7 +166,7 @@ def ten_thousand(store: Threads, threads: int) -> list[Row]:
     catalog.store_stats(store)
     stats = time.perf_counter() - start
     start = time.perf_counter()
-    done = prune_threads(store, infos, dry_run=False).done
+    done = prune_threads(store, infos, channels_of=agent_channels, dry_run=False).done
     pruned = time.perf_counter() - start
     assert len(infos) == len(done) == threads, (len(infos), len(done))
     name = type(store).__name__.removesuffix("Threads")

@@ -480,6 +480,7 @@ eval_app = typer.Typer(
 eval_app.command("run", cls=HelpCommand)(guard(eval_command))
 eval_app.command("report", cls=HelpCommand)(guard(report_command))
 app.add_typer(eval_app, name="eval")
+threads_app.command("show", cls=HelpCommand, short_help="= history THREAD.")(history)
 app.add_typer(threads_app, name="threads")
 
 

@@ -11,6 +11,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.types import Command
 
 from wikireact.agents import DEFAULT_AGENT, load_agent
+from wikireact.agents.channels import agent_channels
 from wikireact.cli.approval import ApprovalPrompt
 from wikireact.cli.common import console, errors, fail, thread_config
 from wikireact.cli.display import result_json, show_result, show_step
@@ -203,7 +204,7 @@ def run_episode(
     if isinstance(model, CachedChatModel):
         errors.print(f"model cache: {model.hits} hits, {model.misses} misses")
     if policy is not None and result and episode_ended(result):
-        kept = apply_policy(store, policy, held={thread_id})
+        kept = apply_policy(store, policy, channels_of=agent_channels, held={thread_id})
         if kept.pruned or kept.deleted:
             errors.print(
                 f"{KEEP_ENV}: pruned {len(kept.pruned)} threads, deleted {len(kept.deleted)}"

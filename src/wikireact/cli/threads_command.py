@@ -2,7 +2,8 @@
 
 Every command reads a SQLite file or a PostgreSQL URL (`--db`) and prints the same lines
 for either (only sizes differ). `prune` and `delete` act on the threads a selection names
-(ids, `--status`, `--agent`, `--older-than`, or `--all`), skip and name a thread another
+(ids, `--status`, `--agent`, `--older-than`, or `--all`); `show` is `history`
+(registered by `wikireact.cli.app`), skip and name a thread another
 process is running (its run lock is held), and with `--dry-run` only say what would go
 (the SQLite file is opened read-only: not a byte of it changes). What stays after a prune:
 each thread's latest checkpoint, so its final output, `history`'s transcript and audit
@@ -11,6 +12,7 @@ trail, and `resume`; time travel to earlier checkpoints goes.
 
 from __future__ import annotations
 
+import functools
 import json
 import time
 from collections.abc import Iterator, Sequence
@@ -148,21 +150,6 @@ def list_command(
     console.print(f"{len(infos)} threads, {sum(i.bytes for i in infos):,} bytes")
 
 
-@threads_app.command("show")
-@guard
-def show_command(
-    thread_id: Annotated[str, typer.Argument(metavar="THREAD", help="the thread to show")],
-    db: DbOpt = None,
-    as_json: Annotated[
-        bool, typer.Option("--json", help="print the audit trail as one JSON object")
-    ] = False,
-) -> None:
-    """Show THREAD as `wikireact history` does: its transcript, then its checkpoints."""
-    from wikireact.cli.app import history
-
-    history(thread_id, db, as_json)
-
-
 def _selected(store: Threads, selection: Selection, everything: bool) -> list[ThreadInfo]:
     from wikireact.storage.catalog import list_threads
     from wikireact.storage.retention import select
@@ -211,6 +198,7 @@ def prune_command(
     dry_run: DryRunOpt = False,
 ) -> None:
     """Keep only each thread's latest checkpoint (its answer, transcript and audit trail stay)."""
+    from wikireact.agents.channels import agent_channels
     from wikireact.storage.retention import apply_policy, policy_from_env, prune_threads
 
     if policy:
@@ -218,12 +206,14 @@ def prune_command(
         if rules is None:
             fail("--policy needs WIKIREACT_KEEP, e.g. WIKIREACT_KEEP=latest:7d")
         with _open(db, read_only=dry_run) as store:
-            _report_policy(apply_policy(store, rules, dry_run=dry_run), dry_run)
+            kept = apply_policy(store, rules, channels_of=agent_channels, dry_run=dry_run)
+            _report_policy(kept, dry_run)
         return
     selection = _selection(thread_ids, status, agent, older_than, everything)
     with _open(db, read_only=dry_run) as store:
         infos = _selected(store, selection, everything)
-        _report("prune", prune_threads(store, infos, dry_run=dry_run), dry_run)
+        outcome = prune_threads(store, infos, channels_of=agent_channels, dry_run=dry_run)
+        _report("prune", outcome, dry_run)
 
 
 def _report_policy(outcome: PolicyOutcome, dry_run: bool) -> None:
@@ -258,7 +248,26 @@ def delete_command(
     selection = _selection(thread_ids, status, agent, older_than, everything)
     with _open(db, read_only=dry_run) as store:
         infos = _selected(store, selection, everything)
-        _report("delete", delete_threads(store, infos, dry_run=dry_run, lessons=lessons), dry_run)
+        before = functools.partial(_delete_lessons, store) if lessons else None
+        outcome = delete_threads(store, infos, dry_run=dry_run, before_delete=before)
+        _report("delete", outcome, dry_run)
+
+
+def _delete_lessons(store: Threads, info: ThreadInfo) -> None:
+    """Delete the lessons a Reflexion thread's trials left in the store (keys `THREAD:TRIAL`)."""
+    from wikireact.agents.reflexion.memory import question_namespace
+    from wikireact.storage.long_term import close_store, store_of
+
+    if info.agent != "reflexion":
+        return
+    memory = store_of(store)
+    try:
+        namespace = question_namespace(info.question)
+        for item in memory.search(namespace, limit=10_000):
+            if item.key.startswith(f"{info.thread_id}:"):
+                memory.delete(namespace, item.key)
+    finally:
+        close_store(memory)
 
 
 @threads_app.command("vacuum")

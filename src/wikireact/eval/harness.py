@@ -34,6 +34,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from wikireact._json_text import json_line, json_objects, parse_json
 from wikireact.agents import load_agent
+from wikireact.agents.channels import agent_channels
 from wikireact.context import (
     DEFAULT_MAX_STEPS,
     DEFAULT_OBSERVATION_CAP,
@@ -400,7 +401,7 @@ def _run_questions(
                     register_episode(store, config.method, item, seed, method_settings)
                     record = run_method(config.method, item, seed, method_settings)
                     if keep is not None:
-                        apply_policy(store, keep, held={key})
+                        apply_policy(store, keep, channels_of=agent_channels, held={key})
             except ThreadBusyError:
                 raise EvalError(
                     f"thread {key!r} in {store.location} is being run by another process "

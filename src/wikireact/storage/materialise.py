@@ -16,12 +16,13 @@ checkpoint needs one (`NotImplementedError`), changing nothing.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Protocol
 
+from langchain_core.runnables import RunnableConfig
 from langgraph.channels import DeltaChannel
 from langgraph.channels.base import BaseChannel
-from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
+from langgraph.checkpoint.base import CheckpointTuple, DeltaChannelHistory
 
 from wikireact.storage.sqlite._langgraph import DeltaSnapshot
 
@@ -64,8 +65,17 @@ def replayed_channels(saved: CheckpointTuple, specs: Specs) -> list[str]:
     return sorted(k for k in set(counted) | named if k in versions and k not in values)
 
 
+class HistoryReader(Protocol):
+    """A saver, as far as rebuilding delta channels goes."""
+
+    def get_delta_channel_history(
+        self, *, config: RunnableConfig, channels: Sequence[str]
+    ) -> Mapping[str, DeltaChannelHistory]:
+        """Return each channel's seed and writes along the checkpoint's ancestors."""
+
+
 def full_values(
-    saver: BaseCheckpointSaver, saved: CheckpointTuple, specs: Specs | None
+    saver: HistoryReader, saved: CheckpointTuple, specs: Specs | None
 ) -> dict[str, Any]:
     """Return the delta channels of `saved` to store whole there, as `DeltaSnapshot`s.
 

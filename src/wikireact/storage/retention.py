@@ -14,22 +14,23 @@ run lock: a thread that another process runs is skipped and named, never touched
 from __future__ import annotations
 
 import contextlib
-import functools
 import os
 import time
-from collections.abc import Collection, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
 from wikireact.errors import ConfigurationError, ThreadsError
 from wikireact.state import ENDED
 from wikireact.storage.catalog import ThreadInfo, list_threads, unregister
-from wikireact.storage.materialise import delta_channels
+from wikireact.storage.materialise import Specs
 from wikireact.storage.threads import Threads
 
 KEEP_ENV = "WIKIREACT_KEEP"
 UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 Action = Literal["latest", "delete"]
+ChannelsOf = Callable[[str], Specs]
+"""An agent's name -> the delta channels its threads hold."""
 
 
 def parse_duration(text: str) -> float:
@@ -84,18 +85,6 @@ class Outcome:
     running: list[str] = field(default_factory=list)
 
 
-@functools.cache
-def agent_channels(agent: str) -> dict[str, Any]:
-    """Return the delta channels a thread of `agent` may hold (its graph's first, then others').
-
-    A Reflexion thread holds its trials' ReAct checkpoints too, in their own namespaces.
-    """
-    from wikireact.agents import AGENTS, load_agent
-
-    order = [agent, *(name for name in AGENTS if name != agent)] if agent in AGENTS else AGENTS
-    return delta_channels(load_agent(name).build_graph() for name in order)
-
-
 @contextlib.contextmanager
 def claimed(store: Threads, thread_id: str, held: Collection[str]) -> Iterator[bool]:
     """Hold `thread_id`'s run lock for the block (yield False if another process holds it).
@@ -115,9 +104,18 @@ def claimed(store: Threads, thread_id: str, held: Collection[str]) -> Iterator[b
 
 
 def prune_threads(
-    store: Threads, infos: Iterable[ThreadInfo], *, dry_run: bool, held: Collection[str] = ()
+    store: Threads,
+    infos: Iterable[ThreadInfo],
+    *,
+    channels_of: ChannelsOf,
+    dry_run: bool,
+    held: Collection[str] = (),
 ) -> Outcome:
-    """Prune each thread to its latest checkpoint, skipping (and naming) running ones."""
+    """Prune each thread to its latest checkpoint, skipping (and naming) running ones.
+
+    `channels_of(agent)` gives the delta channels of an agent's threads
+    (`wikireact.agents.channels.agent_channels`).
+    """
     outcome = Outcome()
     for info in infos:
         with claimed(store, info.thread_id, held) as mine:
@@ -126,7 +124,7 @@ def prune_threads(
                 continue
             if not dry_run:
                 store.saver.prune(  # type: ignore[call-arg]
-                    [info.thread_id], strategy="keep_latest", channels=agent_channels(info.agent)
+                    [info.thread_id], strategy="keep_latest", channels=channels_of(info.agent)
                 )
             outcome.done.append(info)
     return outcome
@@ -137,10 +135,13 @@ def delete_threads(
     infos: Iterable[ThreadInfo],
     *,
     dry_run: bool,
-    lessons: bool = False,
+    before_delete: Callable[[ThreadInfo], None] | None = None,
     held: Collection[str] = (),
 ) -> Outcome:
-    """Delete each thread (and, with `lessons`, its Reflexion lessons), skipping running ones."""
+    """Delete each thread, skipping (and naming) running ones.
+
+    `before_delete` is called for each thread about to go (e.g. to delete its lessons).
+    """
     outcome = Outcome()
     for info in infos:
         with claimed(store, info.thread_id, held) as mine:
@@ -148,27 +149,12 @@ def delete_threads(
                 outcome.running.append(info.thread_id)
                 continue
             if not dry_run:
-                if lessons and info.agent == "reflexion":
-                    _delete_lessons(store, info)
+                if before_delete is not None:
+                    before_delete(info)
                 store.saver.delete_thread(info.thread_id)
                 unregister(store, info.thread_id)
             outcome.done.append(info)
     return outcome
-
-
-def _delete_lessons(store: Threads, info: ThreadInfo) -> None:
-    """Delete the lessons this thread's trials left in the long-term store."""
-    from wikireact.agents.reflexion.memory import question_namespace
-    from wikireact.storage.long_term import close_store, store_of
-
-    memory = store_of(store)
-    try:
-        namespace = question_namespace(info.question)
-        for item in memory.search(namespace, limit=10_000):
-            if item.key.startswith(f"{info.thread_id}:"):
-                memory.delete(namespace, item.key)
-    finally:
-        close_store(memory)
 
 
 @dataclass(frozen=True)
@@ -214,6 +200,7 @@ def apply_policy(
     store: Threads,
     policy: Policy,
     *,
+    channels_of: ChannelsOf,
     dry_run: bool = False,
     held: Collection[str] = (),
     only: Collection[str] | None = None,
@@ -237,7 +224,7 @@ def apply_policy(
     latest = [age for action, age in policy.rules if action == "latest"]
     if latest:
         due = [info for info in ended if info.checkpoints > 1 and now - info.updated >= min(latest)]
-        done = prune_threads(store, due, dry_run=dry_run, held=held)
+        done = prune_threads(store, due, channels_of=channels_of, dry_run=dry_run, held=held)
         outcome.pruned = done.done
         outcome.running += done.running
     return outcome

@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
-from wikireact.storage.catalog import Latest, Sizes, StoreStats, ThreadInfo, build_infos, timestamp
 from wikireact.storage.postgres.threads import PostgresThreads
+from wikireact.storage.thread_info import (
+    Latest,
+    Sizes,
+    StoreStats,
+    ThreadInfo,
+    build_infos,
+    timestamp,
+)
 
 TABLES = ("checkpoints", "checkpoint_blobs", "checkpoint_writes", "wikireact_threads")
 _SIZES = (

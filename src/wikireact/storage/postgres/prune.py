@@ -2,7 +2,7 @@
 
 `PostgresSaver` 3.2 refuses `prune(strategy="keep_latest")` for threads that use a
 `DeltaChannel` (every wikireact thread) and implements neither `copy_thread` nor
-`delete_for_runs`. Here every checkpoint kept while an ancestor goes is first
+`delete_for_runs`. For its subclass `NulSafePostgresSaver`, every checkpoint kept while an ancestor goes is first
 *materialised* (`wikireact.storage.materialise`): each delta channel's value is stored as a
 blob at its current version and marked in the checkpoint, as `PostgresSaver.put` stores a
 snapshot, so stock reads stop there. Then, in one transaction, the unkept checkpoints,
@@ -22,9 +22,8 @@ from psycopg.types.json import Jsonb
 from wikireact.storage.materialise import Specs, check_prune_args, full_values
 
 if TYPE_CHECKING:
+    from langgraph.checkpoint.postgres import PostgresSaver
     from psycopg import Cursor
-
-    from wikireact.storage.postgres.saver import NulSafePostgresSaver
 
 Key = tuple[str, str, str]
 """(thread id, checkpoint namespace, checkpoint id)."""
@@ -65,7 +64,7 @@ def _config(thread_id: str, ns: str, checkpoint_id: str) -> RunnableConfig:
     }
 
 
-def _materialise(saver: NulSafePostgresSaver, keys: Sequence[Key], specs: Specs | None) -> None:
+def _materialise(saver: PostgresSaver, keys: Sequence[Key], specs: Specs | None) -> None:
     """Store the delta channels of these checkpoints whole (all checked before any is written)."""
     found: list[tuple[Key, dict[str, Any], dict[str, Any]]] = []
     for key in keys:
@@ -97,7 +96,7 @@ def _delete(cur: Cursor[Any], doomed: Sequence[Key]) -> None:
 
 
 def prune(
-    saver: NulSafePostgresSaver, thread_ids: Sequence[str], strategy: str, specs: Specs | None
+    saver: PostgresSaver, thread_ids: Sequence[str], strategy: str, specs: Specs | None
 ) -> None:
     """Keep each namespace's latest checkpoint (materialised) of each thread, or delete all."""
     ids = check_prune_args(thread_ids, strategy)
@@ -128,9 +127,7 @@ def prune(
                 _delete(cur, doomed)
 
 
-def delete_for_runs(
-    saver: NulSafePostgresSaver, run_ids: Sequence[str], specs: Specs | None
-) -> None:
+def delete_for_runs(saver: PostgresSaver, run_ids: Sequence[str], specs: Specs | None) -> None:
     """Delete the checkpoints (and writes) of these runs; materialise the children they leave."""
     if isinstance(run_ids, str):
         raise TypeError("run_ids must be a sequence of run IDs, not a str")
@@ -163,7 +160,7 @@ def delete_for_runs(
         _delete(cur, sorted(doomed))
 
 
-def copy_thread(saver: NulSafePostgresSaver, source: str, target: str) -> None:
+def copy_thread(saver: PostgresSaver, source: str, target: str) -> None:
     """Copy every checkpoint, blob and write of a thread to another id (rows it has are kept).
 
     The whole parent chain is copied, so the target rebuilds its delta channels as the

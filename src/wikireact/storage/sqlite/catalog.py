@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
-from wikireact.storage.catalog import Latest, Sizes, StoreStats, ThreadInfo, build_infos, timestamp
 from wikireact.storage.sqlite.threads import SqliteThreads
+from wikireact.storage.thread_info import (
+    Latest,
+    Sizes,
+    StoreStats,
+    ThreadInfo,
+    build_infos,
+    timestamp,
+)
 
 _SIZES = (
     "SELECT thread_id, count(*), sum(length(checkpoint) + ifnull(length(metadata), 0) "

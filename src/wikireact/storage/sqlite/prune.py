@@ -11,21 +11,55 @@ parent is gone (`get_state` shows the same parent; reads stop there).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager
+from typing import Any, Protocol
 
 from langchain_core.runnables import RunnableConfig
-from langgraph.checkpoint.base import CheckpointTuple
+from langgraph.checkpoint.base import (
+    ChannelVersions,
+    Checkpoint,
+    CheckpointMetadata,
+    CheckpointTuple,
+    DeltaChannelHistory,
+)
 
 from wikireact.storage.materialise import Specs, check_prune_args, full_values, with_full_values
 from wikireact.storage.sqlite.codec import load_metadata
 from wikireact.storage.sqlite.value_chunks import decode_refs
 
-if TYPE_CHECKING:
-    from wikireact.storage.sqlite.saver import CompactSqliteSaver
-
 Key = tuple[str, str, str]
 """(thread id, checkpoint namespace, checkpoint id)."""
+
+
+class CompactSqliteSaver(Protocol):
+    """What these functions use of `wikireact.storage.sqlite.saver.CompactSqliteSaver`."""
+
+    def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        """Return a checkpoint with its pending writes."""
+
+    def get_delta_channel_history(
+        self, *, config: RunnableConfig, channels: Sequence[str]
+    ) -> Mapping[str, DeltaChannelHistory]:
+        """Return each channel's seed and writes along the checkpoint's ancestors."""
+
+    def put(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        """Save a checkpoint."""
+
+    def delete_thread(self, thread_id: str) -> None:
+        """Delete a thread."""
+
+    def cursor(self, transaction: bool = True) -> AbstractContextManager[Any]:
+        """Return a cursor under the saver's lock; commit at the end if `transaction`."""
+
+    def forget(self, thread_ids: Iterable[str]) -> None:
+        """Drop what the caches hold of these threads."""
 
 
 def _config(thread_id: str, ns: str, checkpoint_id: str | None) -> RunnableConfig:
