@@ -18,10 +18,9 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import ChannelVersions, Checkpoint, CheckpointMetadata
 from langgraph.checkpoint.postgres import PostgresSaver
 
-from wikireact.storage.serde import StrictSerializer, names_refused_thread
-
 from wikireact.storage.materialise import Specs
 from wikireact.storage.postgres import prune as pruning
+from wikireact.storage.serde import StrictSerializer, names_refused_thread
 
 NUL = "\u0000"
 
