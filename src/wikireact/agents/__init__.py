@@ -26,6 +26,7 @@ AGENTS: dict[str, str] = {
     "rewoo": "wikireact.agents.rewoo.graph",
     "plan-execute": "wikireact.agents.plan_execute.graph",
     "reflexion": "wikireact.agents.reflexion.graph",
+    "lats": "wikireact.agents.lats.graph",
 }
 """Each agent's name (`--agent`) and the module that builds its graph."""
 

@@ -22,6 +22,7 @@ Method = Literal[
     "rewoo",
     "plan-execute",
     "reflexion",
+    "lats",
 ]
 BASELINE_METHODS: tuple[Method, ...] = (
     "react",

@@ -113,8 +113,8 @@ def _episode(settings: MethodSettings, item: Item, seed: int, method: str) -> di
     }
     context = _episode_context(settings, method)
     # Reflexion's evaluator: exact match against the gold answer, as in the Reflexion paper's
-    # HotpotQA runs (only the verdict reaches the model's reflection, never the answer).
-    inputs = {"gold_answer": item.answer} if method == "reflexion" else None
+    # HotpotQA runs (only the verdict reaches the model's reflection, never the answer); LATS's too.
+    inputs = {"gold_answer": item.answer} if method in ("reflexion", "lats") else None
     return run_to_end(settings.graph, item.question, settings.with_turn(config), context, inputs)
 
 

@@ -1,0 +1,34 @@
+"""Reflection: after a failed terminal, one call writes a lesson that later prompts show.
+
+The prompt is Reflexion's (`wikireact.agents.reflexion.prompts.reflection_messages`): the
+branch with its fenced observations and how it ended (never the gold answer). The lesson
+is kept on the node and appended to the search's `reflections`, which every later value
+prompt and expansion prompt shows (quoted, as notes, never instructions).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from langchain_core.language_models import BaseChatModel
+
+from wikireact.agents.reflexion.prompts import reflection_messages
+from wikireact.context import Context
+from wikireact.nodes.model_call import call_model, reply_text, reply_tokens
+from wikireact.prompting.lessons import LESSON_CHARS
+from wikireact.state import Step
+
+
+def write_lesson(
+    question: str,
+    steps: Sequence[Step],
+    outcome: str,
+    context: Context,
+    model: BaseChatModel,
+    index: int,
+) -> tuple[str | None, tuple[int, int]]:
+    """Return the lesson of a failed branch (None for an empty reply) and the call's tokens."""
+    messages = reflection_messages(question, steps, outcome, context.method)
+    reply = call_model(model, messages, index=index, failure="the model did not write a reflection")
+    lesson = " ".join(reply_text(reply).removeprefix("Lesson:").split())[:LESSON_CHARS]
+    return lesson or None, reply_tokens(reply)

@@ -1,0 +1,251 @@
+"""LATS: whole searches through its graph with scripted models (tree, values, rewards, budgets)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.types import Command
+from support import CLAIM, FEVER_PAGES, PAGES, QUESTION, SpyModel, thread
+
+from wikireact import MemorySource
+from wikireact.agents import AGENTS, load_agent
+from wikireact.agents.lats import MIN_RECURSION_LIMIT
+from wikireact.agents.lats.graph import build_graph
+from wikireact.errors import ConfigurationError
+
+LESSON = "Guessing without reading was wrong; search both men first."
+GUESS_OR_SEARCH = (
+    "Thought 1: A guess.\nAction 1: Finish[no]\n\n"
+    "Thought 1: Search him first.\nAction 1: Search[Scott Derrickson]"
+)
+WOOD_OR_YES = (
+    "Thought 2: Now Ed Wood.\nAction 2: Search[Ed Wood]\n\n"
+    "Thought 2: Both American.\nAction 2: Finish[yes]"
+)
+SECOND_BRANCH = [GUESS_OR_SEARCH, LESSON, "Value: 7\nOn the right page.", WOOD_OR_YES, "Value: 8"]
+"""Expand the root (a wrong Finish, a Search), reflect on the wrong Finish, value the Search;
+then expand the Search (another Search, the right Finish), value that Search, and stop."""
+
+
+def run(model: SpyModel, inputs: dict[str, Any], wiki: Any = None, **context: Any) -> dict:
+    graph = build_graph(InMemorySaver(), model=model, wiki=wiki or MemorySource(PAGES))
+    return dict(graph.invoke({"question": QUESTION, **inputs}, thread("l"), context=context))
+
+
+def actions(out: dict[str, Any]) -> list[str]:
+    return [node["action"] for node in out["tree"]]
+
+
+def test_lats_is_registered_with_its_recursion_floor() -> None:
+    assert AGENTS["lats"] == "wikireact.agents.lats.graph"
+    assert load_agent("lats").graph.name == "wikireact-lats"
+    assert MIN_RECURSION_LIMIT >= 4
+
+
+def test_second_branch_finds_the_answer_after_the_first_terminal_fails() -> None:
+    model = SpyModel(outputs=SECOND_BRANCH)
+    out = run(model, {"gold_answer": "yes", "candidates": 2})
+
+    assert (out["answer"], out["status"], out["stopped_by"]) == ("yes", "finished", "solved")
+    assert actions(out) == [
+        "",
+        "Finish[no]",
+        "Search[Scott Derrickson]",
+        "Search[Ed Wood]",
+        "Finish[yes]",
+    ]
+    assert [n["parent"] for n in out["tree"]] == [None, 0, 0, 2, 2]
+    assert out["path"] == [0, 2, 4] and out["iteration"] == 2
+    wrong, right = out["stats"]["1"], out["stats"]["4"]
+    assert (wrong["verdict"], wrong["reward"], wrong["reflection"]) == ("wrong", 0.0, LESSON)
+    assert (right["verdict"], right["reward"]) == ("correct", 1.0)
+    assert out["stats"]["2"]["value"] == pytest.approx(0.7)
+    # backpropagated once: the root gained the first iteration's best value (0.7)
+    assert (out["stats"]["0"]["visits"], out["stats"]["0"]["total"]) == (1, pytest.approx(0.7))
+    # the value prompt after the reflection shows the lesson; the reflection never sees "yes"
+    assert LESSON in model.prompts[2] and "Value:" in model.prompts[2]
+    assert (
+        "judged incorrect" in model.prompts[1] and "yes" not in model.prompts[1].split("Outcome")[1]
+    )
+    # the second expansion is ReAct's prompt from the Search's state, lessons included
+    assert "Observation 1: «Scott Derrickson" in model.prompts[3] and LESSON in model.prompts[3]
+    assert out["model_calls"] == 5 == len(model.calls) == len(out["usage"]) - out["steps"]
+    assert [u["call"] for u in out["usage"]] == [
+        "expand", "step", "reflection", "step", "value", "expand", "step", "value", "step",
+    ]  # fmt: skip
+    assert [(s["node"], s["action"]) for s in out["trajectory"]][-1] == (4, "Finish[yes]")
+    assert all(a["ended_at"] for a in out["audit"] if a["kind"] == "executed")
+
+
+def test_uct_picks_the_unvisited_child_valued_above_a_visited_ones_bound() -> None:
+    from wikireact.agents.lats.backprop import blank_stats
+    from wikireact.agents.lats.tree import root_node
+    from wikireact.agents.lats.uct import select_leaf
+
+    tree = [root_node()]
+    for child in (1, 2, 3):
+        tree.append({**root_node(), "id": child, "parent": 0, "depth": 1, "iteration": 1})
+    tree[3]["status"] = "finished"  # a terminal is never expanded, however valued
+    stats = {str(node): blank_stats(value) for node, value in enumerate((0.0, 0.9, 0.6, 1.0))}
+    stats["0"]["visits"] = 5
+    stats["1"]["visits"], stats["1"]["total"] = 4, 0.4  # mean 0.1, bound 0.1 + 0.5 * 0.63
+    assert select_leaf(tree, stats, weight=0.5) == 2
+    # a large exploration weight sends it back down the visited branch
+    assert select_leaf(tree, stats, weight=3.0) == 1
+
+
+def test_second_iteration_expands_the_best_valued_unvisited_child() -> None:
+    both = (
+        "Thought 1: One.\nAction 1: Search[Ed Wood]\n\n"
+        "Thought 1: Two.\nAction 1: Search[Scott Derrickson]"
+    )
+    then = "Thought 2: Done.\nAction 2: Finish[yes]"
+    model = SpyModel(outputs=[both, "Value: 3", "Value: 9", then])
+    out = run(model, {"gold_answer": "yes", "candidates": 2})
+    assert out["tree"][3]["parent"] == 2 and out["path"] == [0, 2, 3]
+
+
+@pytest.mark.parametrize(
+    ("inputs", "context", "outputs", "stopped_by", "answer", "status"),
+    [
+        # one iteration: the wrong Finish is the best answer found
+        ({"max_iterations": 1}, {}, [GUESS_OR_SEARCH, LESSON, "Value: 7"], "iterations", "no", "finished"),
+        # one iteration without any Finish: no answer
+        ({"max_iterations": 1, "candidates": 1}, {}, ["Thought 1: x\nAction 1: Search[Ed Wood]", "Value: 5"],
+         "iterations", None, "budget_exhausted"),
+        # depth 1: every child ends at the step budget (the Search too)
+        ({}, {"max_steps": 1}, [GUESS_OR_SEARCH, LESSON, "Out of steps."], "depth", "no", "finished"),
+        ({"candidates": 1}, {"max_steps": 1}, ["Thought 1: x\nAction 1: Search[Ed Wood]", "Out."],
+         "depth", None, "budget_exhausted"),
+        # three model calls: the first iteration spends them, the second never starts
+        ({"max_model_calls": 3}, {}, [GUESS_OR_SEARCH, LESSON, "Value: 7"], "calls", "no", "finished"),
+    ],
+)  # fmt: skip
+def test_each_budget_ends_the_search_with_the_best_answer_and_status(
+    inputs: dict[str, Any],
+    context: dict[str, Any],
+    outputs: list[str],
+    stopped_by: str,
+    answer: str | None,
+    status: str,
+) -> None:
+    model = SpyModel(outputs=outputs)
+    out = run(model, {"gold_answer": "yes", "candidates": 2, **inputs}, **context)
+    assert (out["stopped_by"], out["answer"], out["status"]) == (stopped_by, answer, status)
+    assert out["model_calls"] == len(outputs) == len(model.calls)
+    assert out["path"] == ([0, 1] if answer else [])
+
+
+def test_an_unparseable_value_is_a_recorded_low_value() -> None:
+    one = "Thought 1: x\nAction 1: Search[Ed Wood]"
+    model = SpyModel(outputs=[one, "I would rather not say.\n\n\n" + "\n" * 5000])
+    out = run(model, {"gold_answer": "yes", "candidates": 1, "max_iterations": 1})
+    record = out["stats"]["1"]
+    assert (record["valued"], record["value"]) == (False, 0.1)
+    assert record["score"].startswith("I would rather not say")
+    assert out["status"] == "budget_exhausted"
+
+
+@pytest.mark.parametrize(
+    ("reply", "value"),
+    [("Value: 7", 0.7), ("**Score**: 8/10", 0.8), ("value = 6.5", 0.65), ("9\nclose", 0.9),
+     ("Value: 0", 0.1), ("Value: 85", 0.1), ("", 0.1)],
+)  # fmt: skip
+def test_value_replies_read_tolerantly(reply: str, value: float) -> None:
+    from wikireact.agents.lats.values import read_value
+
+    assert read_value(reply).value == pytest.approx(value)
+
+
+def test_approval_refusing_a_candidate_search_runs_nothing_and_the_search_goes_on() -> None:
+    wiki = MemorySource(PAGES)
+    model = SpyModel(outputs=[GUESS_OR_SEARCH, LESSON, "Value: 2"])
+    graph = build_graph(InMemorySaver(), model=model, wiki=wiki)
+    config = thread("a")
+    inputs = {"question": QUESTION, "gold_answer": "yes", "candidates": 2, "max_iterations": 1}
+    paused = graph.invoke(inputs, config, context={"approve": True})
+    (pending,) = paused["__interrupt__"]
+    assert pending.value["proposed_action"] == "Search[Scott Derrickson]"
+    out = graph.invoke(Command(resume={"reject": "not that page", "by": "ana"}), config)
+
+    assert wiki.requests == 0
+    step = out["trajectory"][-1]
+    assert (step["kind"], step["node"]) == ("rejected", 2) and "not that page" in step[
+        "observation"
+    ]
+    assert out["audit"][-1]["approval"]["decision"] == "rejected"
+    assert out["tree"][2]["status"] == "running" and out["stats"]["2"]["value"] == 0.2
+    assert (out["answer"], out["stopped_by"]) == ("no", "iterations")
+
+
+def test_fever_labels_are_normalised_and_judged() -> None:
+    options = (
+        "Thought 1: Not sure.\nAction 1: Finish[maybe]\n\n"
+        "Thought 1: It is supported.\nAction 1: Finish[supported]"
+    )
+    model = SpyModel(outputs=[options, "Value: 2"])
+    graph = build_graph(InMemorySaver(), model=model, wiki=MemorySource(FEVER_PAGES))
+    out = graph.invoke(
+        {"question": CLAIM, "gold_answer": "SUPPORTS", "candidates": 2},
+        thread("f"),
+        context={"task": "fever"},
+    )
+    assert (out["answer"], out["status"], out["stopped_by"]) == ("SUPPORTS", "finished", "solved")
+    invalid = out["trajectory"][0]
+    assert invalid["kind"] == "invalid" and "SUPPORTS" in invalid["observation"]
+    assert "Claim: " + CLAIM in model.prompts[1]  # the value prompt names the claim
+
+
+def test_without_gold_the_self_check_rejects_and_the_search_answers_later() -> None:
+    model = SpyModel(
+        outputs=[
+            GUESS_OR_SEARCH,
+            "Verdict: INCORRECT\nNothing was read.",
+            LESSON,
+            "Value: 7",
+            WOOD_OR_YES,
+            "Value: 8",
+            "Verdict: CORRECT\nBoth are American.",
+        ]
+    )
+    out = run(model, {"candidates": 2, "self_check": True})
+    assert (out["answer"], out["stopped_by"]) == ("yes", "solved")
+    assert out["stats"]["1"]["verdict"] == "rejected" and out["stats"]["4"]["verdict"] == "accepted"
+    assert "Proposed answer: no" in model.prompts[1]
+    assert [u["call"] for u in out["usage"]].count("self_check") == 2
+
+
+def test_without_gold_or_check_the_first_finish_is_accepted() -> None:
+    model = SpyModel(outputs=[GUESS_OR_SEARCH])
+    out = run(model, {"candidates": 2})
+    assert (out["answer"], out["stopped_by"], out["model_calls"]) == ("no", "solved", 1)
+
+
+def test_tools_protocol_runs_candidates_as_text() -> None:
+    model = SpyModel(outputs=[GUESS_OR_SEARCH])
+    out = run(model, {"candidates": 2}, protocol="tools")
+    assert out["answer"] == "no" and out["audit"][0]["protocol"] == "text"
+
+
+@pytest.mark.parametrize(
+    ("inputs", "message"),
+    [
+        ({"candidates": 0}, "candidates must be from 1 to 10"),
+        ({"max_iterations": "many"}, "max_iterations must be a whole number"),
+        ({"exploration_weight": -1}, "exploration_weight must be from 0 to 100"),
+        ({"gold_answer": 3}, "gold_answer must be text"),
+    ],
+)
+def test_bad_settings_are_one_line_errors(inputs: dict[str, Any], message: str) -> None:
+    with pytest.raises(ConfigurationError, match=message):
+        run(SpyModel(outputs=[GUESS_OR_SEARCH]), inputs)
+
+
+def test_an_ended_search_returns_its_output_without_calls() -> None:
+    model = SpyModel(outputs=SECOND_BRANCH)
+    graph = build_graph(InMemorySaver(), model=model, wiki=MemorySource(PAGES))
+    first = graph.invoke({"question": QUESTION, "gold_answer": "yes", "candidates": 2}, thread())
+    again = graph.invoke({"question": QUESTION}, thread())
+    assert again["answer"] == first["answer"] == "yes" and len(model.calls) == 5
