@@ -26,10 +26,11 @@ from support import PAGES, QUESTION  # noqa: E402
 from wikireact import MemorySource, ScriptedChatModel  # noqa: E402
 from wikireact.agents.lats.graph import build_graph  # noqa: E402
 from wikireact.models.call_metadata import CALL_INDEX_KEY  # noqa: E402
+from wikireact.models.scripted import ScriptOutput  # noqa: E402
 from wikireact.storage.threads import open_threads  # noqa: E402
 from wikireact.wiki.base import Disambiguation, Page  # noqa: E402
 
-SEARCH: list[str] = [
+SEARCH: list[ScriptOutput] = [
     "Thought 1: Guess.\nAction 1: Finish[no]\n\nThought 1: Him first.\nAction 1: Search[Scott "
     "Derrickson]\n\nThought 1: Wood first.\nAction 1: Search[Ed Wood]",
     "Guessing was wrong: read both pages.",

@@ -5,8 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
+from lats_scripts import GUESS_OR_SEARCH, LESSON, SECOND_BRANCH, SELF_CHECKED
 from support import CLAIM, FEVER_PAGES, PAGES, QUESTION, SpyModel, thread
 
 from wikireact import MemorySource
@@ -14,19 +16,6 @@ from wikireact.agents import AGENTS, load_agent
 from wikireact.agents.lats import MIN_RECURSION_LIMIT
 from wikireact.agents.lats.graph import build_graph
 from wikireact.errors import ConfigurationError
-
-LESSON = "Guessing without reading was wrong; search both men first."
-GUESS_OR_SEARCH = (
-    "Thought 1: A guess.\nAction 1: Finish[no]\n\n"
-    "Thought 1: Search him first.\nAction 1: Search[Scott Derrickson]"
-)
-WOOD_OR_YES = (
-    "Thought 2: Now Ed Wood.\nAction 2: Search[Ed Wood]\n\n"
-    "Thought 2: Both American.\nAction 2: Finish[yes]"
-)
-SECOND_BRANCH = [GUESS_OR_SEARCH, LESSON, "Value: 7\nOn the right page.", WOOD_OR_YES, "Value: 8"]
-"""Expand the root (a wrong Finish, a Search), reflect on the wrong Finish, value the Search;
-then expand the Search (another Search, the right Finish), value that Search, and stop."""
 
 
 def run(model: SpyModel, inputs: dict[str, Any], wiki: Any = None, **context: Any) -> dict:
@@ -199,33 +188,30 @@ def test_fever_labels_are_normalised_and_judged() -> None:
 
 
 def test_without_gold_the_self_check_rejects_and_the_search_answers_later() -> None:
-    model = SpyModel(
-        outputs=[
-            GUESS_OR_SEARCH,
-            "Verdict: INCORRECT\nNothing was read.",
-            LESSON,
-            "Value: 7",
-            WOOD_OR_YES,
-            "Value: 8",
-            "Verdict: CORRECT\nBoth are American.",
-        ]
-    )
-    out = run(model, {"candidates": 2, "self_check": True})
+    model = SpyModel(outputs=SELF_CHECKED)
+    out = run(model, {"candidates": 2})  # without a gold answer the check is on
     assert (out["answer"], out["stopped_by"]) == ("yes", "solved")
     assert out["stats"]["1"]["verdict"] == "rejected" and out["stats"]["4"]["verdict"] == "accepted"
     assert "Proposed answer: no" in model.prompts[1]
     assert [u["call"] for u in out["usage"]].count("self_check") == 2
 
 
-def test_without_gold_or_check_the_first_finish_is_accepted() -> None:
-    model = SpyModel(outputs=[GUESS_OR_SEARCH])
+def test_without_gold_the_check_is_on_by_default_and_off_the_first_finish_stands() -> None:
+    model = SpyModel(outputs=[GUESS_OR_SEARCH, "Verdict: CORRECT"])
     out = run(model, {"candidates": 2})
+    assert (out["answer"], out["stats"]["1"]["verdict"], out["model_calls"]) == (
+        "no",
+        "accepted",
+        2,
+    )
+    model = SpyModel(outputs=[GUESS_OR_SEARCH])
+    out = run(model, {"candidates": 2, "self_check": False})
     assert (out["answer"], out["stopped_by"], out["model_calls"]) == ("no", "solved", 1)
 
 
 def test_tools_protocol_runs_candidates_as_text() -> None:
     model = SpyModel(outputs=[GUESS_OR_SEARCH])
-    out = run(model, {"candidates": 2}, protocol="tools")
+    out = run(model, {"candidates": 2, "self_check": False}, protocol="tools")
     assert out["answer"] == "no" and out["audit"][0]["protocol"] == "text"
 
 
@@ -249,3 +235,31 @@ def test_an_ended_search_returns_its_output_without_calls() -> None:
     first = graph.invoke({"question": QUESTION, "gold_answer": "yes", "candidates": 2}, thread())
     again = graph.invoke({"question": QUESTION}, thread())
     assert again["answer"] == first["answer"] == "yes" and len(model.calls) == 5
+
+
+def test_a_fork_from_a_nodes_checkpoint_continues_the_search_on_a_new_branch() -> None:
+    from wikireact.agents.lats.tree_view import node_checkpoints, tree_lines
+
+    saver, wiki = InMemorySaver(), MemorySource(PAGES)
+    graph = build_graph(saver, model=SpyModel(outputs=SECOND_BRANCH), wiki=wiki)
+    inputs = {"question": QUESTION, "gold_answer": "yes", "candidates": 2}
+    original = graph.invoke(inputs, thread())
+    made_in = node_checkpoints(graph, thread())
+    assert sorted(made_in) == [0, 1, 2, 3, 4]
+    shown = tree_lines(graph.get_state(thread()).values, made_in)
+    assert shown[2].startswith("  * #2  depth 1  Search[Scott Derrickson]  value 0.70  visits 0")
+    assert shown[1].endswith(f"wrong  checkpoint {made_in[1]}")
+
+    # From the checkpoint that added node 2 (calls 0-1 made), another model values it and
+    # expands it into one Finish: the search goes on from there, the original stays.
+    expand = "Thought 2: Sure.\nAction 2: Finish[American]"
+    other = SpyModel(outputs=["", "", "Value: 3", expand, "Do not guess."])
+    fork = build_graph(saver, model=other, wiki=wiki)
+    start: RunnableConfig = {"configurable": {"thread_id": "t1", "checkpoint_id": made_in[2]}}
+    forked = fork.invoke(None, start)
+    assert [n["action"] for n in forked["tree"]][3:] == ["Finish[American]"]
+    assert forked["stats"]["2"]["value"] == 0.3 and len(other.calls) == 3
+    assert (forked["answer"], forked["stopped_by"]) == ("no", "exhausted")
+    assert wiki.requests == 2  # the fork ran no Search again (node 2's was saved)
+    history = [s.values.get("answer") for s in graph.get_state_history(thread())]
+    assert original["answer"] in history and forked["answer"] in history

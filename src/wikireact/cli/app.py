@@ -410,6 +410,10 @@ def history(
             )
             return
         show_transcript(console, question, graph.get_state(config).values)
+        if store.agent(thread_id) == "lats":
+            from wikireact.agents.lats.tree_view import show_tree
+
+            show_tree(console, graph, config)
         console.print(
             Text(
                 f"Checkpoints, newest first (continue from one: "

@@ -158,9 +158,9 @@ def safe_json(value: Any) -> str:
     )
 
 
-AGENT_OUTPUTS = ("plan", "evidence", "subgoals", "trials")
+AGENT_OUTPUTS = ("plan", "evidence", "subgoals", "trials", "stats", "path", "stopped_by")
 """The other agents' own outputs that `--json` adds (ReWOO's plan and evidence,
-Plan-and-Execute's sub-goals, Reflexion's trials)."""
+Plan-and-Execute's sub-goals, Reflexion's trials, LATS's node stats, answer branch and stop)."""
 
 
 def result_json(result: dict[str, Any], thread_id: str) -> str:

@@ -71,7 +71,7 @@ def search_settings(values: Any) -> SearchSettings:
             "exploration_weight", values.get("exploration_weight", DEFAULT_EXPLORATION), 0.0, 100.0
         ),
         max_model_calls=calls,
-        self_check=read_flag("self_check", values.get("self_check", False)),
+        self_check=read_flag("self_check", values.get("self_check", gold is None)),
         temperature=_number("temperature", values.get("temperature", DEFAULT_TEMPERATURE), 0, 2),
         gold_answer=gold,
     )

@@ -120,8 +120,8 @@ class LatsInput(TypedDict):
     """The question to answer (at most 2,000 characters). One thread holds one search."""
     gold_answer: NotRequired[str | None]
     """The gold answer (evaluation): a terminal's reward is exact match after SQuAD
-    normalisation. Without one a terminal that ends with Finish is accepted (and checked
-    by the model when `self_check` is on)."""
+    normalisation. Without one a terminal that ends with Finish is accepted when the
+    self-check call agrees (`self_check`)."""
     candidates: NotRequired[int]
     """Children of each expansion (default 5, from 1 to 10)."""
     max_iterations: NotRequired[int]
@@ -131,7 +131,8 @@ class LatsInput(TypedDict):
     max_model_calls: NotRequired[int]
     """Model calls at most, checked before each iteration (default 200)."""
     self_check: NotRequired[bool]
-    """Without a gold answer, ask the model whether a terminal's answer holds (default off)."""
+    """Without a gold answer, ask the model whether a terminal's answer holds (default on:
+    without it the first Finish ends the search)."""
     temperature: NotRequired[float]
     """Sampling temperature of the candidates of a model that samples (default 0.7)."""
 

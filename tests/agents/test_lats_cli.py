@@ -1,0 +1,84 @@
+"""`--agent lats` on ask, resume, history and graph; `eval --method lats` through the harness."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from lats_scripts import SELF_CHECKED
+from support import QUESTION, eval_args, flat, write_script
+from typer.testing import CliRunner, Result
+
+from wikireact.cli.app import app
+
+runner = CliRunner()
+QUESTIONS = ("q1", "q2", "q3", "q4")
+
+
+def ask_lats(tmp_path: Path, snapshot_db: Path, *extra: str, answers: str = "") -> Result:
+    script = write_script(tmp_path, SELF_CHECKED)
+    args = ["ask", QUESTION, "--agent", "lats", "--model", script, "--wiki", str(snapshot_db)]
+    return runner.invoke(app, [*args, "--thread-id", "lt", *extra], input=answers)
+
+
+def test_ask_agent_lats_json_then_history_shows_the_tree(tmp_path: Path, snapshot_db: Path) -> None:
+    result = ask_lats(tmp_path, snapshot_db, "--json")
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout)
+    assert (out["answer"], out["status"], out["stopped_by"]) == ("yes", "finished", "solved")
+    assert out["model_calls"] == len(SELF_CHECKED) and out["steps"] == 4
+    assert out["path"] == [0, 2, 4]
+
+    history = runner.invoke(app, ["history", "lt"])
+    assert history.exit_code == 0, history.output
+    shown = history.stdout
+    assert "Search tree (* the answer's branch)" in shown
+    assert "  - #1  depth 1  Finish[no]  value 0.00  visits 0  rejected  checkpoint " in shown
+    assert "    * #4  depth 2  Finish[yes]  value 1.00  visits 0  accepted" in shown
+    trail = json.loads(runner.invoke(app, ["history", "lt", "--json"]).stdout)
+    assert [s["action"] for s in trail["steps"]][-1] == {
+        "verb": "Finish",
+        "arguments": {"answer": "yes"},
+    }
+
+
+def test_ask_lats_paused_for_approval_resumes_with_the_threads_agent(
+    tmp_path: Path, snapshot_db: Path
+) -> None:
+    paused = ask_lats(tmp_path, snapshot_db, "--approve", answers="y\n")
+    assert paused.exit_code != 0  # the input ended at the second Search's approval
+    assert "Proposed action 1: Search[Scott Derrickson]" in flat(paused.output)
+    other = runner.invoke(app, ["resume", "lt", "--agent", "react"])
+    assert other.exit_code == 2 and "thread 'lt' is run by the lats agent" in flat(other.output)
+    resumed = runner.invoke(app, ["resume", "lt", "--json"], input="y\n")
+    assert resumed.exit_code == 0, resumed.output
+    out = json.loads(resumed.stdout[resumed.stdout.index("{") :])
+    assert out["answer"] == "yes" and out["model_calls"] == len(SELF_CHECKED)
+    trail = json.loads(runner.invoke(app, ["history", "lt", "--json"]).stdout)
+    decisions = [s["approval"]["decision"] for s in trail["steps"] if s["approval"]]
+    assert decisions == ["approved", "approved"]
+
+
+def test_graph_agent_lats_draws_the_search() -> None:
+    drawn = runner.invoke(app, ["graph", "--agent", "lats"])
+    assert drawn.exit_code == 0, drawn.output
+    nodes = ("select", "expand", "act", "evaluate", "reflect", "backprop", "finish")
+    assert all(f"{node}({node})" in drawn.stdout for node in nodes)
+
+
+def test_eval_method_lats_judges_terminals_against_the_gold_answer(
+    tmp_path: Path, files: tuple[Path, Path]
+) -> None:
+    dataset, snapshot = files
+    script = tmp_path / "lats.json"
+    guess = "Thought 1: A guess.\nAction 1: Finish[Los Angeles]"
+    script.write_text(json.dumps({"outputs": {q: [guess, "Do not guess."] for q in QUESTIONS}}))
+    out = tmp_path / "run"
+    args = [*eval_args(dataset, snapshot, script, out), "--method", "lats"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    records = [json.loads(line) for line in (out / "trajectories.jsonl").read_text().splitlines()]
+    scored = {r["id"]: (r["answer"], r["em"]) for r in records}
+    assert scored["q3"] == ("Los Angeles", 1.0)  # right: solved at the first terminal
+    assert scored["q1"] == ("Los Angeles", 0.0)  # wrong, and no other branch: the best found
+    assert sorted(scored) == sorted(QUESTIONS)
