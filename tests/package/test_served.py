@@ -222,6 +222,37 @@ def test_reflexion_is_served_and_runs_an_episode(server: tuple[str, Path], setti
     assert [t["verdict"] for t in result["trials"]] == ["wrong", "correct"]
 
 
+LATS_RUN = [
+    "Thought 1: A guess.\nAction 1: Finish[no]\n\nThought 1: Search.\nAction 1: Search[Ed Wood]",
+    "Search before answering.",
+    "Value: 7",
+    "Thought 2: Both American.\nAction 2: Finish[yes]",
+]
+
+
+def test_lats_is_served_and_its_tree_is_in_the_threads_state(
+    server: tuple[str, Path], settings: dict
+) -> None:
+    script = server[1] / "lats.json"
+    script.write_text(json.dumps(LATS_RUN))
+    client = get_sync_client(url=server[0])
+    thread = client.threads.create()
+    result = client.runs.wait(
+        thread["thread_id"],
+        "lats",
+        input={"question": QUESTION, "gold_answer": "yes", "candidates": 2},
+        context={"model": f"scripted:{script}", "wiki": settings["wiki"]},
+    )
+    assert isinstance(result, dict), result
+    assert (result["answer"], result["stopped_by"], result["model_calls"]) == ("yes", "solved", 4)
+    tree = client.threads.get_state(thread["thread_id"])["values"]["tree"]
+    assert [(n["id"], n["parent"], n["action"]) for n in tree][1:] == [
+        (1, 0, "Finish[no]"),
+        (2, 0, "Search[Ed Wood]"),
+        (3, 2, "Finish[yes]"),
+    ]
+
+
 def test_rewoo_is_served_and_runs_an_episode(server: tuple[str, Path], settings: dict) -> None:
     client = get_sync_client(url=server[0])
     assistant = client.assistants.search(graph_id="rewoo")[0]
@@ -387,4 +418,5 @@ def test_wikireact_studio_serves_the_installed_graph_without_a_langgraph_json(
         ("rewoo", "wikireact-rewoo"),
         ("plan-execute", "wikireact-plan-execute"),
         ("reflexion", "wikireact-reflexion"),
+        ("lats", "wikireact-lats"),
     }
