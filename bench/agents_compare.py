@@ -1,8 +1,8 @@
-"""The four agents on 64 scripted two-hop questions: model calls, tokens, requests and time.
+"""The five agents on 64 scripted two-hop questions: model calls, tokens, requests and time.
 
 Every question needs two pages (two hops). The scripted model waits 200 ms per call and
 the source 100 ms per page, as a slow model and a live Wikipedia would. All four run
-through the same evaluation harness (`eval --method react|rewoo|plan-execute|reflexion`)
+through the same evaluation harness (`eval --method react|rewoo|plan-execute|reflexion|lats`)
 at concurrency 16, each with one scripted run per question:
 
 - ReAct calls the model once per step: Search, Search, Finish = N + 1 = 3 calls.
@@ -13,6 +13,11 @@ at concurrency 16, each with one scripted run per question:
 - Reflexion: a wrong first trial (Finish[no] at once; `eval` judges it against the gold
   answer), its reflection, then a right second trial (Search, Search, Finish):
   1 + 1 + 3 = 5 calls.
+- LATS (`eval --method lats`, its defaults: up to 5 candidates, 10 iterations): the
+  root's expansion proposes a wrong Finish and a Search; the Finish is judged wrong
+  against the gold answer and reflected on, the Search valued; then one expansion per
+  hop (Search, then Finish[yes], judged correct): 3 expansions + 1 reflection + 2 values
+  = 6 calls, with longer prompts (the value prompts).
 
 Wall times are noisy on a shared machine: the call and token counts are exact.
 """
@@ -67,12 +72,22 @@ SCRIPTS: dict[str, list[ScriptOutput]] = {
         "I answered without searching. Search both people, then compare.",  # the reflection
         *REACT_RUN,  # trial 2
     ],
+    "lats": [
+        "Thought: I guess they differ.\nAction: Finish[no]\n\n"  # judged wrong: reflected on
+        "Thought: first person.\nAction: Search[Scott Derrickson]",  # valued
+        "I answered without searching. Search both people, then compare.",  # the reflection
+        "Value: 7",
+        "Thought: second person.\nAction: Search[Ed Wood]",
+        "Value: 8",
+        "Thought: both American.\nAction: Finish[yes]",  # judged correct: the search stops
+    ],
 }
 EXPECTED_CALLS = {
     "react": (3, "== 3 (N + 1)"),
     "rewoo": (2, "== 2"),
     "plan-execute": (7, "== 7 (1 + 2x2 + 2)"),
     "reflexion": (5, "== 5 (1 + 1 + 3)"),
+    "lats": (6, "== 6 (3 expansions + 1 reflection + 2 values)"),
 }
 
 
@@ -124,7 +139,7 @@ def measure(method: str, tmp: Path) -> dict[str, float]:
 
 
 def rows() -> list[Row]:
-    """Return the four agents' figures as table rows."""
+    """Return the agents' figures as table rows."""
     rows: list[Row] = []
     with tempfile.TemporaryDirectory() as tmp:
         for method in SCRIPTS:
