@@ -263,3 +263,21 @@ def test_a_fork_from_a_nodes_checkpoint_continues_the_search_on_a_new_branch() -
     assert wiki.requests == 2  # the fork ran no Search again (node 2's was saved)
     history = [s.values.get("answer") for s in graph.get_state_history(thread())]
     assert original["answer"] in history and forked["answer"] in history
+
+
+def test_a_small_recursion_limit_stops_between_iterations_and_a_larger_one_continues() -> None:
+    from lats_worker import SEARCH
+
+    model = SpyModel(outputs=SEARCH)
+    graph = build_graph(InMemorySaver(), model=model, wiki=MemorySource(PAGES))
+    inputs = {"question": QUESTION, "gold_answer": "yes", "candidates": 3}
+    stopped = graph.invoke(inputs, {**thread(), "recursion_limit": MIN_RECURSION_LIMIT})
+    assert (stopped["status"], stopped["stopped_by"], stopped["iteration"]) == (
+        "recursion_limit",
+        "recursion_limit",
+        1,
+    )
+    assert len(model.calls) == 4  # the first iteration, whole: expansion, reflection, 2 values
+    out = graph.invoke({"question": QUESTION}, {**thread(), "recursion_limit": 200})
+    assert (out["answer"], out["stopped_by"], out["status"]) == ("yes", "solved", "finished")
+    assert len(model.calls) == len(SEARCH)  # nothing asked twice
