@@ -82,3 +82,22 @@ def test_eval_method_lats_judges_terminals_against_the_gold_answer(
     assert scored["q3"] == ("Los Angeles", 1.0)  # right: solved at the first terminal
     assert scored["q1"] == ("Los Angeles", 0.0)  # wrong, and no other branch: the best found
     assert sorted(scored) == sorted(QUESTIONS)
+
+
+def test_lats_options_set_the_search_and_are_refused_for_another_agent(
+    tmp_path: Path, snapshot_db: Path
+) -> None:
+    one = ["--candidates", "1", "--max-iterations", "1", "--json"]
+    result = ask_lats(tmp_path, snapshot_db, *one)  # the guess alone, rejected by the check
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout)
+    assert (out["stopped_by"], out["answer"], out["model_calls"]) == ("iterations", "no", 3)
+    script = write_script(tmp_path, SELF_CHECKED)
+    react = runner.invoke(app, ["ask", QUESTION, "--model", script, "--candidates", "2"])
+    assert react.exit_code == 2
+    assert flat(react.output) == (
+        "error: --candidates belong to --agent lats (this question runs with --agent react)"
+    )
+    bad = ask_lats(tmp_path, snapshot_db, "--candidates", "0", "--thread-id", "bad")
+    assert bad.exit_code == 2 and "candidates must be from 1 to 10" in flat(bad.output)
+    assert "Traceback" not in bad.output

@@ -20,7 +20,9 @@ from wikireact.cli.options import (
     AgentOpt,
     ApproveOpt,
     CacheOpt,
+    CandidatesOpt,
     DbOpt,
+    IterationsOpt,
     JsonOpt,
     MaxTrialsOpt,
     MemoryOpt,
@@ -125,6 +127,8 @@ def ask(
     task: TaskOpt = None,
     max_trials: MaxTrialsOpt = None,
     memory: MemoryOpt = None,
+    candidates: CandidatesOpt = None,
+    max_iterations: IterationsOpt = None,
 ) -> None:
     """Answer QUESTION (or label a claim), showing each Thought, Action and Observation."""
     import uuid
@@ -143,7 +147,13 @@ def ask(
     except ValueError as exc:
         fail(str(exc))
     agent = _agent_named(agent)
-    agent_input = _agent_input(agent, max_trials=max_trials, memory=memory)
+    agent_input = _agent_input(
+        agent,
+        max_trials=max_trials,
+        memory=memory,
+        candidates=candidates,
+        max_iterations=max_iterations,
+    )
     if offline:
         model, wiki = model or "local", wiki or "offline"
     context = run_context(
@@ -349,16 +359,21 @@ def resume(
                 )
 
 
-def _agent_input(agent: str, *, max_trials: int | None, memory: str | None) -> dict[str, Any]:
+AGENT_OPTIONS = {
+    "max_trials": "reflexion",
+    "memory": "reflexion",
+    "candidates": "lats",
+    "max_iterations": "lats",
+}
+"""The agents' own input fields that `ask` takes as options, and the agent each belongs to."""
+
+
+def _agent_input(agent: str, **options: Any) -> dict[str, Any]:
     """Return the agent's own input fields given on the command line; refuse them for another agent."""
-    given = {
-        key: value
-        for key, value in (("max_trials", max_trials), ("memory", memory))
-        if value is not None
-    }
-    if given and agent != "reflexion":
-        options = ", ".join("--" + key.replace("_", "-") for key in given)
-        fail(f"{options} belong to --agent reflexion (this question runs with --agent {agent})")
+    given = {key: value for key, value in options.items() if value is not None}
+    for owner in sorted({AGENT_OPTIONS[key] for key in given} - {agent}):
+        names = ", ".join("--" + k.replace("_", "-") for k in given if AGENT_OPTIONS[k] == owner)
+        fail(f"{names} belong to --agent {owner} (this question runs with --agent {agent})")
     return given
 
 

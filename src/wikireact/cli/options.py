@@ -118,6 +118,24 @@ MemoryOpt = Annotated[
         "or in this run only (off)",
     ),
 ]
+CandidatesOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--candidates",
+        metavar="N",
+        show_default="5",
+        help="lats: candidate next steps per expansion (1 to 10)",
+    ),
+]
+IterationsOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--max-iterations",
+        metavar="N",
+        show_default="10",
+        help="lats: search iterations at most (each an expansion and its children's values)",
+    ),
+]
 ReviewerOpt = Annotated[
     str | None,
     typer.Option(
