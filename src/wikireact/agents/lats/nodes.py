@@ -8,7 +8,7 @@ superstep, so a child's action once checkpointed is never run again.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
@@ -22,7 +22,9 @@ from wikireact.agents.lats.reflection import write_lesson
 from wikireact.agents.lats.settings import search_settings, supersteps_per_iteration
 from wikireact.agents.lats.state import (
     CallKind,
+    LatsAudit,
     LatsState,
+    LatsStep,
     LatsUsage,
     StopReason,
     TreeNode,
@@ -65,7 +67,6 @@ def select(state: LatsState, runtime: Runtime[Context]) -> dict[str, Any]:
         "iteration": iteration + 1,
         "candidates_found": [],
         "acted": 0,
-        "evaluated": 0,
     }
 
 
@@ -126,9 +127,11 @@ def act(
         "tree": [node],
         "acted": acted + 1,
         "steps": state.get("steps", 0) + 1,
-        "trajectory": [{**writes["trajectory"][0], "node": node["id"], "parent": leaf}],
-        "usage": [{**writes["usage"][0], "node": node["id"], "call": "step"}],
-        "audit": [{**writes["audit"][0], "node": node["id"]}],
+        "trajectory": [
+            cast(LatsStep, {**writes["trajectory"][0], "node": node["id"], "parent": leaf})
+        ],
+        "usage": [cast(LatsUsage, {**writes["usage"][0], "node": node["id"], "call": "step"})],
+        "audit": [cast(LatsAudit, {**writes["audit"][0], "node": node["id"]})],
     }
 
 
@@ -140,7 +143,7 @@ def evaluate(state: LatsState, runtime: Runtime[Context], resources: Resources) 
     steps = _react_state(state, context, node["id"])["trajectory"]
     model = resources.chat_model(context)
     calls = state.get("model_calls", 0)
-    update: dict[str, Any] = {"evaluated": state.get("evaluated", 0) + 1}
+    update: dict[str, Any] = {}
     if is_terminal(node):
         record, made = judge_terminal(
             node, state["question"], steps, settings, context, model, calls

@@ -165,8 +165,6 @@ class LatsState(LatsInput, LatsOutput, total=False):
     """The current expansion's candidate steps (acted on in order)."""
     acted: int
     """How many of them have become children."""
-    evaluated: int
-    """How many of those children have been evaluated."""
     reflections: Annotated[
         list[str], DeltaChannel(append_items, snapshot_frequency=FULL_VALUE_EVERY)
     ]
