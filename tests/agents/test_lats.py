@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 from lats_scripts import GUESS_OR_SEARCH, LESSON, SECOND_BRANCH, SELF_CHECKED
@@ -18,8 +19,13 @@ from wikireact.agents.lats.graph import build_graph
 from wikireact.errors import ConfigurationError
 
 
-def run(model: SpyModel, inputs: dict[str, Any], wiki: Any = None, **context: Any) -> dict:
-    graph = build_graph(InMemorySaver(), model=model, wiki=wiki or MemorySource(PAGES))
+def run(
+    model: SpyModel,
+    inputs: dict[str, Any],
+    saver: BaseCheckpointSaver | None = None,
+    **context: Any,
+) -> dict:
+    graph = build_graph(saver or InMemorySaver(), model=model, wiki=MemorySource(PAGES))
     return dict(graph.invoke({"question": QUESTION, **inputs}, thread("l"), context=context))
 
 
@@ -33,9 +39,11 @@ def test_lats_is_registered_with_its_recursion_floor() -> None:
     assert MIN_RECURSION_LIMIT >= 4
 
 
-def test_second_branch_finds_the_answer_after_the_first_terminal_fails() -> None:
+def test_second_branch_finds_the_answer_after_the_first_terminal_fails(
+    checkpointer: BaseCheckpointSaver,
+) -> None:
     model = SpyModel(outputs=SECOND_BRANCH)
-    out = run(model, {"gold_answer": "yes", "candidates": 2})
+    out = run(model, {"gold_answer": "yes", "candidates": 2}, checkpointer)
 
     assert (out["answer"], out["status"], out["stopped_by"]) == ("yes", "finished", "solved")
     assert actions(out) == [
@@ -237,10 +245,12 @@ def test_an_ended_search_returns_its_output_without_calls() -> None:
     assert again["answer"] == first["answer"] == "yes" and len(model.calls) == 5
 
 
-def test_a_fork_from_a_nodes_checkpoint_continues_the_search_on_a_new_branch() -> None:
+def test_a_fork_from_a_nodes_checkpoint_continues_the_search_on_a_new_branch(
+    checkpointer: BaseCheckpointSaver,
+) -> None:
     from wikireact.agents.lats.tree_view import node_checkpoints, tree_lines
 
-    saver, wiki = InMemorySaver(), MemorySource(PAGES)
+    saver, wiki = checkpointer, MemorySource(PAGES)
     graph = build_graph(saver, model=SpyModel(outputs=SECOND_BRANCH), wiki=wiki)
     inputs = {"question": QUESTION, "gold_answer": "yes", "candidates": 2}
     original = graph.invoke(inputs, thread())
