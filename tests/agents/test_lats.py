@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -291,3 +292,32 @@ def test_a_small_recursion_limit_stops_between_iterations_and_a_larger_one_conti
     out = graph.invoke({"question": QUESTION}, {**thread(), "recursion_limit": 200})
     assert (out["answer"], out["stopped_by"], out["status"]) == ("yes", "solved", "finished")
     assert len(model.calls) == len(SEARCH)  # nothing asked twice
+
+
+def test_models_that_take_a_seed_are_sampled_and_a_cache_expands_as_its_model(
+    tmp_path: Path,
+) -> None:
+    from wikireact.agents.lats.expansion import samples
+    from wikireact.context import Context
+    from wikireact.models.cache import CachedChatModel, SqliteModelCache
+
+    scripted = SpyModel(outputs=[])
+    assert not samples(scripted, Context(model="scripted:x.json"))
+    cache = SqliteModelCache(tmp_path / "cache.db")
+    cached = CachedChatModel(store=cache, identity="groq:m", load_model=lambda: scripted)
+    assert samples(cached, Context(model="groq:qwen/qwen3.6-27b"))
+    assert not samples(cached, Context(model="scripted:x.json"))
+    cache.close()
+
+
+def test_a_sampling_model_is_called_once_per_candidate() -> None:
+    from wikireact.agents.lats.expansion import propose
+
+    model = SpyModel(
+        outputs=["Thought 1: a\nAction 1: Search[Ed Wood]", "Action 1: Search[Ed Wood]"]
+    )
+    proposal = propose(
+        model, [], n=2, number=1, index=0, sampled=True, temperature=0.7
+    )  # the second sample repeats the first action: kept once
+    assert [c["raw"] for c in proposal.candidates] == ["Thought 1: a\nAction 1: Search[Ed Wood]"]
+    assert len(proposal.calls) == 2 == len(model.calls)

@@ -22,6 +22,7 @@ from langchain_core.messages import BaseMessage
 from wikireact.agents.lats.prompts import expansion_request
 from wikireact.agents.lats.state import Candidate
 from wikireact.context import Context
+from wikireact.models.cache import CachedChatModel
 from wikireact.models.sampling import per_call_sampling
 from wikireact.nodes.model_call import call_model, reply_text, reply_tokens
 from wikireact.prompting.react import STOP_SEQUENCES
@@ -42,8 +43,13 @@ class Proposal:
 
 
 def samples(model: BaseChatModel, context: Context) -> bool:
-    """Whether the model's client samples reproducibly (takes a per-call seed)."""
-    return "seed" in per_call_sampling(context.model, model)
+    """Whether the model's client samples reproducibly (takes a per-call seed).
+
+    A model cache (`--model-cache`) is judged by the model it stands for (`context.model`),
+    so a cached run expands as the uncached one did.
+    """
+    stands_for = None if isinstance(model, CachedChatModel) else model
+    return "seed" in per_call_sampling(context.model, stands_for)
 
 
 def propose(
