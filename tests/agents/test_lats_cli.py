@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from lats_scripts import SELF_CHECKED
-from support import QUESTION, eval_args, flat, write_script
+from lats_scripts import SECOND_BRANCH, SELF_CHECKED
+from support import QUESTION, SpyModel, eval_args, flat, snapshot_eval, write_script
 from typer.testing import CliRunner, Result
 
 from wikireact.cli.app import app
@@ -101,3 +101,28 @@ def test_lats_options_set_the_search_and_are_refused_for_another_agent(
     bad = ask_lats(tmp_path, snapshot_db, "--candidates", "0", "--thread-id", "bad")
     assert bad.exit_code == 2 and "candidates must be from 1 to 10" in flat(bad.output)
     assert "Traceback" not in bad.output
+
+
+def test_eval_lats_with_a_model_cache_replays_every_call(
+    tmp_path: Path, files: tuple[Path, Path]
+) -> None:
+    dataset, snapshot = files
+    cache = tmp_path / "model-cache.db"
+    answers = {"q2": "Poughkeepsie, New York", "q3": "Los Angeles", "q4": "no"}
+    scripts = {q: [f"Thought 1: I know.\nAction 1: Finish[{a}]"] for q, a in answers.items()}
+    first_model = SpyModel(by_question={"q1": SECOND_BRANCH, **scripts})
+    first = snapshot_eval(
+        dataset, snapshot, tmp_path / "first", first_model, "lats", model_cache=str(cache)
+    )
+    calls = len(first_model.calls)
+    assert calls > 0 and first["model_cache"] == {"file": str(cache), "hits": 0, "misses": calls}
+    replay_model = SpyModel(outputs=["Value: 1"], fail_after=0)  # any call would fail
+    replay = snapshot_eval(
+        dataset, snapshot, tmp_path / "replay", replay_model, "lats", model_cache=str(cache)
+    )
+    assert replay_model.calls == [] and replay["model_cache"]["hits"] == calls
+    records = [
+        [json.loads(line)["answer"] for line in (tmp_path / run / "trajectories.jsonl").open()]
+        for run in ("first", "replay")
+    ]
+    assert sorted(records[0]) == sorted(records[1]) == sorted(["yes", *answers.values()])
