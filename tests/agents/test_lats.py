@@ -321,3 +321,21 @@ def test_a_sampling_model_is_called_once_per_candidate() -> None:
     )  # the second sample repeats the first action: kept once
     assert [c["raw"] for c in proposal.candidates] == ["Thought 1: a\nAction 1: Search[Ed Wood]"]
     assert len(proposal.calls) == 2 == len(model.calls)
+
+
+def test_the_least_recursion_limit_runs_a_whole_iteration_of_five_children() -> None:
+    wrong = "".join(
+        f"Thought 1: {a}.\nAction 1: Finish[{a}]\n\n" for a in ("no", "maybe", "x", "y")
+    )
+    search = "Thought 1: Read.\nAction 1: Search[Ed Wood]"
+    model = SpyModel(outputs=[wrong + search, "L1.", "L2.", "L3.", "L4.", "Value: 5"])
+    graph = build_graph(InMemorySaver(), model=model, wiki=MemorySource(PAGES))
+    inputs = {"question": QUESTION, "gold_answer": "yes"}  # 5 candidates: 4 reflected on
+    out = graph.invoke(inputs, {**thread(), "recursion_limit": MIN_RECURSION_LIMIT})
+    assert (out["status"], out["stopped_by"], out["iteration"]) == (
+        "recursion_limit",
+        "recursion_limit",
+        1,
+    )
+    assert len(out["tree"]) == 6 and len(model.calls) == 6
+    assert MIN_RECURSION_LIMIT == 21

@@ -57,7 +57,7 @@ def select(state: LatsState, runtime: Runtime[Context]) -> dict[str, Any]:
         stop = "calls"
     elif leaf is None:
         stop = "depth" if depth_reached(tree) else "exhausted"
-    elif state.get("remaining_steps", 10**9) < supersteps_per_iteration(settings.candidates):
+    elif state.get("remaining_steps", 10**9) <= supersteps_per_iteration(settings.candidates):
         stop = "recursion_limit"  # the next iteration might not fit: stop before LangGraph raises
     if stop is not None or leaf is None:
         return {**update, "stopped_by": stop}

@@ -27,12 +27,18 @@ SUPERSTEPS_PER_CHILD = 3
 
 
 def supersteps_per_iteration(candidates: int) -> int:
-    """Return the supersteps one iteration may take: select, expand, each child, backprop, finish."""
+    """Return the supersteps after `select` that an iteration may take, up to the search's end.
+
+    expand, each child (act, evaluate, reflect), backprop, the next select, and finish:
+    `select` starts an iteration only when its `RemainingSteps` exceeds this, so the last
+    node still runs before LangGraph's recursion limit.
+    """
     return 4 + SUPERSTEPS_PER_CHILD * candidates
 
 
-MIN_RECURSION_LIMIT = supersteps_per_iteration(DEFAULT_CANDIDATES)
-"""The smallest `recursion_limit` that leaves room for one iteration (default candidates)."""
+MIN_RECURSION_LIMIT = 2 + supersteps_per_iteration(DEFAULT_CANDIDATES)
+"""The smallest `recursion_limit` at which a new search (START, select) runs one iteration of
+the default number of candidates and ends resumably (21)."""
 
 
 @dataclass(frozen=True)
