@@ -8,9 +8,11 @@ Routers:
   terminal; else the next candidate (`act`) or, when all are children, `backprop`.
 - `route_next_child` (after `reflect`): the next candidate, or `backprop`.
 
-`graph` (module level, no checkpointer) is what `langgraph.json` serves;
-`build_graph(checkpointer=...)` for standalone runs. Both are `EpisodeGraph`s: runs are
-checked at the door (`wikireact.episode.admission`), like every agent's.
+`MIN_RECURSION_LIMIT` (also here, where the door looks for it first) is the least
+`recursion_limit` that runs one iteration. `graph` (module level, no checkpointer) is what
+`langgraph.json` serves; `build_graph(checkpointer=...)` for standalone runs. Both are
+`EpisodeGraph`s: runs are checked at the door (`wikireact.episode.admission`), like every
+agent's.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 
 from wikireact.agents.lats.nodes import act, backprop, evaluate, expand, finish, reflect, select
+from wikireact.agents.lats.settings import MIN_RECURSION_LIMIT as MIN_RECURSION_LIMIT
 from wikireact.agents.lats.state import LatsInput, LatsOutput, LatsState
 from wikireact.agents.lats.tree import is_terminal
 from wikireact.context import Context
