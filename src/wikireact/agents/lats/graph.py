@@ -8,8 +8,8 @@ Routers:
   terminal; else the next candidate (`act`) or, when all are children, `backprop`.
 - `route_next_child` (after `reflect`): the next candidate, or `backprop`.
 
-`MIN_RECURSION_LIMIT` (also here, where the door looks for it first) is the least
-`recursion_limit` that runs one iteration. `graph` (module level, no checkpointer) is what
+`MIN_RECURSION_LIMIT` is the least `recursion_limit` that runs one iteration, declared to
+the door for `LatsState` (`wikireact.episode.recursion`). `graph` (module level, no checkpointer) is what
 `langgraph.json` serves; `build_graph(checkpointer=...)` for standalone runs. Both are
 `EpisodeGraph`s: runs are checked at the door (`wikireact.episode.admission`), like every
 agent's.
@@ -30,11 +30,13 @@ from wikireact.agents.lats.state import LatsInput, LatsOutput, LatsState
 from wikireact.agents.lats.tree import is_terminal
 from wikireact.context import Context
 from wikireact.episode.compiled import EpisodeGraph, as_episode_graph
+from wikireact.episode.recursion import declare_least_limit
 from wikireact.episode.resources import Resources
 from wikireact.prompting.exemplars import EpisodeExemplar
 from wikireact.wiki.base import WikiSource
 
 NAME = "wikireact-lats"
+declare_least_limit(LatsState, "LATS", MIN_RECURSION_LIMIT)
 
 
 def route_start(state: LatsState) -> Literal["select", "__end__"]:
