@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
+from lats_scripts import SELF_CHECKED
 from pe_scripts import WHOLE_RUN
 from support import GOOD_RUN, PAGES, QUESTION, thread
 
@@ -31,12 +32,14 @@ SCRIPTS: dict[str, list[ScriptOutput]] = {
     "rewoo": REWOO_RUN,
     "plan-execute": WHOLE_RUN,
     "reflexion": GOOD_RUN,
+    "lats": SELF_CHECKED,
 }
 OWN_FIELDS: dict[str, dict[str, Any]] = {
     "react": {},
     "rewoo": {},
     "plan-execute": {"max_subgoals": 3, "subgoal_steps": 4},
     "reflexion": {"max_trials": 2, "gold_answer": "yes"},
+    "lats": {"candidates": 2, "max_iterations": 3, "gold_answer": "yes"},
 }
 """Each agent's own input fields besides the question, with values its script runs with."""
 
