@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
-from wikireact.errors import ConfigurationError
+from wikireact.errors import ConfigurationError, ModelConfigurationError
 from wikireact.protocols.text import valid_unicode
 
 DEFAULT_MODEL = "groq:qwen/qwen3.6-27b"
@@ -34,10 +34,16 @@ PROTOCOLS = ("text", "tools")
 Task = Literal["hotpotqa", "fever"]
 """What an episode does: answer a HotpotQA-style question, or label a FEVER claim."""
 TASKS: tuple[Task, ...] = ("hotpotqa", "fever")
-LOCAL_HAS_NO_TOOLS = (
-    "the local model (Gemma 3 270M) has no tool calling; use --protocol text with it, "
-    "or a model that calls tools (e.g. groq:qwen/qwen3.6-27b)"
-)
+
+
+def no_tool_calling(model: str, alternative: str = "") -> ModelConfigurationError:
+    """Return the refusal of the tools protocol for `model`, in the library's and the CLI's words."""
+    return ModelConfigurationError(
+        f'{model} has no tool calling; use Context(protocol="text") with it{alternative}',
+        cli=f"{model} has no tool calling; use --protocol text with it{alternative}",
+    )
+
+
 MAX_QUESTION_CHARS = 2000
 
 
@@ -215,7 +221,10 @@ class Context:
         if self.protocol not in PROTOCOLS:
             raise ValueError(f"protocol must be text or tools, got {self.protocol!r}")
         if self.protocol == "tools" and self.model.strip().split(":")[0] == "local":
-            raise ValueError(LOCAL_HAS_NO_TOOLS)
+            raise no_tool_calling(
+                "the local model (Gemma 3 270M)",
+                ", or a model that calls tools (e.g. groq:qwen/qwen3.6-27b)",
+            )
 
     def _read_values(self) -> None:
         for name in TEXT_FIELDS:

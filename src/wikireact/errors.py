@@ -17,7 +17,18 @@ from __future__ import annotations
 
 
 class WikireactError(Exception):
-    """Base of wikireact's errors; `str(error)` is the one-line message for the user."""
+    """Base of wikireact's errors; `str(error)` is the one-line message for the user.
+
+    Advice names the settings of the surface the user meets: `str(error)` names the library's
+    (`Context(model="local", wiki="offline")`); an error whose advice differs on the command
+    line also carries the CLI's wording (`cli`, naming `--offline`), which the CLI shows
+    (`cli_message`). Both survive pickling.
+    """
+
+    def __init__(self, *args: object, cli: str | None = None) -> None:
+        """Keep the library's message (`args`, as any exception) and the CLI's, if it differs."""
+        super().__init__(*args)
+        self.cli = cli
 
 
 # --- Configuration: nothing ran ------------------------------------------------------------
@@ -205,3 +216,8 @@ class MalformedRowError(WikireactError, ValueError):
 def first_line(exc: BaseException) -> str:
     """Return the first line of an exception's message (its type's name if it has none)."""
     return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+
+
+def cli_message(exc: BaseException) -> str:
+    """Return `exc`'s message as the CLI says it: its CLI wording, else `str(exc)`."""
+    return getattr(exc, "cli", None) or str(exc)

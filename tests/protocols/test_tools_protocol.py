@@ -264,7 +264,8 @@ def test_approval_edit_and_reject_with_a_reviewer(protocol: Literal["text", "too
 
 
 def test_tools_protocol_is_refused_for_a_model_without_tool_calling() -> None:
-    with pytest.raises(ValueError, match="local model .* has no tool calling; use --protocol text"):
+    library_advice = r'use Context\(protocol="text"\)'  # the CLI says --protocol text
+    with pytest.raises(ValueError, match=f"local model .* has no tool calling; {library_advice}"):
         Context(protocol="tools", model="local")
 
     class NoTools(BaseChatModel):
@@ -283,7 +284,7 @@ def test_tools_protocol_is_refused_for_a_model_without_tool_calling() -> None:
 
     graph = build_graph(model=NoTools(), wiki=MemorySource(PAGES))
     with pytest.raises(
-        ModelConfigurationError, match="no-tools has no tool calling; use --protocol text"
+        ModelConfigurationError, match=f"no-tools has no tool calling; {library_advice}"
     ):
         graph.invoke({"question": QUESTION}, context=Context(protocol="tools"))
 

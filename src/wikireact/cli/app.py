@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from wikireact.cli.common import console, errors, fail, guard, thread_config
+from wikireact.cli.common import cli_message, console, errors, fail, guard, thread_config
 from wikireact.cli.eval_command import eval_command, report_command
 from wikireact.cli.help import EvalGroup, HelpCommand
 from wikireact.cli.options import (
@@ -145,7 +145,7 @@ def ask(
     try:
         question = validate_question(question)
     except ValueError as exc:
-        fail(str(exc))
+        fail(cli_message(exc))
     agent = _agent_named(agent)
     agent_input = _agent_input(
         agent,
@@ -205,7 +205,7 @@ def _agent_named(name: str) -> str:
     try:
         return check_agent(name)
     except ConfigurationError as exc:
-        fail(str(exc))
+        fail(cli_message(exc))
 
 
 def _existing_store(db: str | None, thread_id: str, *, read_only: bool = False) -> Threads:

@@ -15,7 +15,7 @@ from rich.text import Text
 
 from wikireact.cli.display import CliConsole, clean
 from wikireact.context import env_flag
-from wikireact.errors import WikireactError
+from wikireact.errors import WikireactError, cli_message
 
 if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig
@@ -53,7 +53,7 @@ def guard(command: Callable[..., None]) -> Callable[..., None]:
         except (typer.Exit, typer.Abort, SystemExit):
             raise
         except WikireactError as exc:
-            fail(str(exc))
+            fail(cli_message(exc))
         except Exception as exc:
             if debug_enabled():
                 raise

@@ -22,6 +22,7 @@ from wikireact.errors import (
     EpisodeStoppedError,
     LockLostError,
     WikiOutageError,
+    cli_message,
     first_line,
 )
 from wikireact.models.cache import CachedChatModel
@@ -182,7 +183,7 @@ def run_episode(
             )
         alternative = " (or with --wiki offline)" if isinstance(exc, WikiOutageError) else ""
         fail(
-            f"{str(exc).rstrip('.')}. The episode is saved: continue it later with {hint}{alternative}",
+            f"{cli_message(exc).rstrip('.')}. The episode is saved: continue it later with {hint}{alternative}",
             1,
         )
     except DATABASE_ERRORS as exc:  # e.g. a full disk, or the database server went away

@@ -11,7 +11,7 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
-from wikireact.cli.common import errors, fail
+from wikireact.cli.common import cli_message, errors, fail
 from wikireact.cli.options import (
     CacheOpt,
     EvalStepsOpt,
@@ -114,7 +114,7 @@ def report_command(
                 html=html,
             )
         except EvalError as exc:
-            fail(str(exc))
+            fail(cli_message(exc))
 
 
 DEFAULT_CONCURRENCY = 8
@@ -269,7 +269,7 @@ def eval_command(
             task=task,  # type: ignore[arg-type]
         )
     except EvalError as exc:
-        fail(str(exc))
+        fail(cli_message(exc))
     resources = _open_eval_resources(config)
     out = out or Path("eval-out") / (method if task == "hotpotqa" else f"{task}-{method}")
     try:
@@ -294,9 +294,9 @@ def eval_command(
             130,
         )
     except (EvalError, DatasetError, PromptFileError, ModelCacheError) as exc:
-        fail(str(exc))
+        fail(cli_message(exc))
     except LockLostError as exc:  # a shared run's worker: its message says how to go on
-        fail(str(exc), 1)
+        fail(cli_message(exc), 1)
     except EpisodeStoppedError as exc:
         if isinstance(exc.__cause__, ConfigurationError):  # e.g. a model-cache row: fix it first
             fail(
@@ -305,7 +305,7 @@ def eval_command(
                 1,
             )
         fail(
-            f"{str(exc).rstrip('.')}. Finished questions are saved in {out}: continue later with --resume",
+            f"{cli_message(exc).rstrip('.')}. Finished questions are saved in {out}: continue later with --resume",
             1,
         )
     finished = [Run(out, report, out.name)]
@@ -348,7 +348,7 @@ def _shared_report(db: str, run: str, out: Path) -> dict[str, Any]:
     try:
         report, records = shared_report(store, run)
     except EvalError as exc:
-        fail(str(exc))
+        fail(cli_message(exc))
     finally:
         store.close()
     write_report(out, report, records)

@@ -12,7 +12,7 @@ from wikireact.cli.common import errors, fail
 from wikireact.cli.display import clean
 from wikireact.context import Context
 from wikireact.episode.resources import Resources, resolve_resources
-from wikireact.errors import MissingApiKeyError
+from wikireact.errors import MissingApiKeyError, cli_message
 from wikireact.models.registry import absolute_model_spec
 from wikireact.models.stack import model_stack
 from wikireact.storage.threads import Threads
@@ -26,7 +26,7 @@ def run_context(base: dict[str, Any], **overrides: Any) -> Context:
     try:
         context = Context(**values)
     except (TypeError, ValueError) as exc:
-        fail(str(exc))
+        fail(cli_message(exc))
     context.model, context.wiki = (
         absolute_model_spec(context.model),
         absolute_wiki_spec(context.wiki),
@@ -39,7 +39,7 @@ def open_resources(context: Context, *, key_optional: bool = False) -> Resources
     try:
         return resolve_resources(context, key_optional=key_optional)
     except MissingApiKeyError as exc:  # its message is a short paragraph on where to get a key
-        errors.print(clean(exc))
+        errors.print(clean(cli_message(exc)))
         raise typer.Exit(2) from None
 
 

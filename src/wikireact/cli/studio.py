@@ -25,7 +25,7 @@ import typer
 from wikireact._extras import require
 from wikireact.agents import served_graphs
 from wikireact.cli.common import fail
-from wikireact.errors import MissingExtraError
+from wikireact.errors import MissingExtraError, cli_message
 
 SERVED_CHECKPOINTS = {"serde": {"pickle_fallback": False}}
 """langgraph.json's `checkpointer`: the server never unpickles a stored value."""
@@ -44,7 +44,7 @@ def studio_command(
     try:
         require("studio", "LangGraph Studio (langgraph dev) needs")
     except MissingExtraError as exc:
-        fail(str(exc))
+        fail(cli_message(exc))
     env_file = Path(".env")
     with tempfile.TemporaryDirectory(prefix="wikireact-studio-") as folder:
         config = Path(folder) / "langgraph.json"

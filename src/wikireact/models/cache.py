@@ -39,7 +39,8 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import ConfigDict, PrivateAttr
 
 from wikireact._json_text import parse_json
-from wikireact.errors import ForeignFileError, ModelCacheError, ModelConfigurationError
+from wikireact.context import no_tool_calling
+from wikireact.errors import ForeignFileError, ModelCacheError
 from wikireact.models.call_metadata import CALL_INDEX_KEY
 from wikireact.protocols.tools import storable_args
 from wikireact.storage.sqlite.files import check_writable_as
@@ -263,9 +264,7 @@ class CachedChatModel(BaseChatModel):
         try:
             bound = model.bind_tools(tools, **({"tool_choice": tool_choice} if tool_choice else {}))
         except NotImplementedError:
-            raise ModelConfigurationError(
-                f"the model {self.identity} has no tool calling; use --protocol text with it"
-            ) from None
+            raise no_tool_calling(f"the model {self.identity}") from None
         return bound.invoke(messages, stop=stop, config=config, **kwargs)
 
     def _generate(

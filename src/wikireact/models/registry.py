@@ -29,10 +29,18 @@ MAX_OUTPUT_TOKENS = 512
 MISSING_GROQ_KEY = (
     "No GROQ_API_KEY is set, and the default model is Groq's {name}. Either set the key "
     "(export GROQ_API_KEY=...; free keys at console.groq.com), pick another provider with "
-    "--model provider:model (e.g. openai:gpt-4o-mini, with that provider's key and package), "
-    "or run with no network and no key at all with --offline (a tiny local model and the "
+    "{other} (e.g. openai:gpt-4o-mini, with that provider's key and package), "
+    "or run with no network and no key at all with {offline} (a tiny local model and the "
     "embedded Wikipedia snapshot)."
 )
+"""The refusal without a Groq key; `{other}`/`{offline}` name the settings (`GROQ_KEY_ADVICE`)."""
+GROQ_KEY_ADVICE = {
+    "library": {
+        "other": 'build_graph(model="provider:model") or Context(model="provider:model")',
+        "offline": 'Context(model="local", wiki="offline")',
+    },
+    "cli": {"other": "--model provider:model", "offline": "--offline"},
+}
 
 
 def load_chat_model(spec: str) -> BaseChatModel:
@@ -56,7 +64,10 @@ def load_chat_model(spec: str) -> BaseChatModel:
         )
     if provider == "groq":
         if not os.environ.get("GROQ_API_KEY"):
-            raise MissingApiKeyError(MISSING_GROQ_KEY.format(name=name))
+            raise MissingApiKeyError(
+                MISSING_GROQ_KEY.format(name=name, **GROQ_KEY_ADVICE["library"]),
+                cli=MISSING_GROQ_KEY.format(name=name, **GROQ_KEY_ADVICE["cli"]),
+            )
         return _groq(name)
     return _other_provider(provider, name)
 

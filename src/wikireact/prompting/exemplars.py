@@ -279,9 +279,11 @@ def load_prompts(
         need_keys = default_keys.get(need, DEFAULT_KEYS[need])  # ReWOO: one plan file
         chosen = named[0] if named else next((k for k in need_keys if k in data), None)
         if chosen is None:
+            missing = f"prompt file {file} has no {' or '.join(need_keys)} key for {need}"
+            shown = f"(it has: {_keys_shown(data)})"
             raise PromptFileError(
-                f"prompt file {file} has no {' or '.join(need_keys)} key for {need}; "
-                f"name one with --prompts-key (it has: {_keys_shown(data)})"
+                f"{missing}; name one in load_prompts(keys=...) {shown}",
+                cli=f"{missing}; name one with --prompts-key {shown}",
             )
         if kind == "episodes":
             found: tuple[Any, ...] = parse_episodes(data[chosen])

@@ -16,8 +16,7 @@ from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.runnables import Runnable
 
-from wikireact.context import Task
-from wikireact.errors import ModelConfigurationError
+from wikireact.context import Task, no_tool_calling
 from wikireact.prompting.exemplars import EpisodeExemplar, default_episodes
 from wikireact.prompting.lessons import lesson_turns
 from wikireact.prompting.react import STEP_TURNS_CACHED, render_observation
@@ -74,9 +73,8 @@ def bind_protocol_tools(
     try:
         return model.bind_tools(TASK_TOOLS[task])
     except NotImplementedError:
-        raise ModelConfigurationError(
-            f"the model {getattr(model, '_llm_type', type(model).__name__)} has no tool calling; "
-            "use --protocol text with it"
+        raise no_tool_calling(
+            f"the model {getattr(model, '_llm_type', type(model).__name__)}"
         ) from None
 
 
