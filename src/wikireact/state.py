@@ -267,6 +267,8 @@ class OutputState(TypedDict):
         list[AuditRecord], DeltaChannel(append_items, snapshot_frequency=FULL_VALUE_EVERY)
     ]
     """One record of facts per step (see `AuditRecord`); `wikireact history THREAD --json`."""
+    model_calls: int
+    """Calls made to the model so far (ReAct: one per step); every agent's output has it."""
 
 
 @DESCRIBED

@@ -75,6 +75,7 @@ def reason(
     input_tokens, output_tokens = reply_tokens(reply)
     return {
         **kept,
+        "model_calls": len(history) + 1,  # this call included, also while a review pauses
         "current": new_step(
             raw=cut_at_observation(text),
             calls=calls_of_reply(reply, len(history) + 1)
