@@ -15,10 +15,25 @@ DEMO_QUESTION ?= Who painted the Mona Lisa?
 
 .PHONY: setup demo test lint bench bench-dump-full bench-offline reliability wheel-smoke clean
 
+# While a long, quiet command runs (pip prints nothing while llama.cpp builds), a line every
+# HEARTBEAT_S (whole) seconds shows it is alive; the ticker stops with the command (whose exit
+# status is kept), or within one beat of its shell going away (Ctrl-C).
+HEARTBEAT_S ?= 60
+define alive
+( s=0; while sleep $(HEARTBEAT_S) && kill -0 $$$$ 2>/dev/null; do s=$$((s + $(HEARTBEAT_S))); \
+  echo "  ... still installing ($$((s / 60)) min $$((s % 60)) s)"; done ) & \
+tick=$$!; $(1); status=$$?; kill $$tick 2>/dev/null; exit $$status
+endef
+
 $(VENV)/.installed: pyproject.toml
+	@echo "Setting up $(VENV) with the extras $(EXTRAS): about 140 packages from the package index"
+	@echo "(network needed), and llama.cpp (llama-cpp-python) built from source the first time:"
+	@echo "11-15 minutes on 2 idle cores, over 30 on a busy machine, during which pip prints nothing"
+	@echo "(a line a minute shows it is alive). Later installs reuse pip's wheel cache: a few minutes."
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e ".[$(EXTRAS)]"
+	@echo "$(PY) -m pip install --quiet -e \".[$(EXTRAS)]\""
+	@$(call alive,$(PY) -m pip install --quiet -e ".[$(EXTRAS)]")
 	touch $@
 
 setup: $(VENV)/.installed
