@@ -17,10 +17,11 @@ DEMO_QUESTION ?= Who painted the Mona Lisa?
 
 # While a long, quiet command runs (pip prints nothing while llama.cpp builds), a line every
 # HEARTBEAT_S (whole) seconds shows it is alive; the ticker stops with the command (whose exit
-# status is kept), or within one beat of its shell going away (Ctrl-C).
+# status is kept), or within one beat of its shell going away (Ctrl-C). `sleep` writes nowhere,
+# so a pipe reading make's output closes when the command ends.
 HEARTBEAT_S ?= 60
 define alive
-( s=0; while sleep $(HEARTBEAT_S) && kill -0 $$$$ 2>/dev/null; do s=$$((s + $(HEARTBEAT_S))); \
+( s=0; while sleep $(HEARTBEAT_S) >/dev/null 2>&1 && kill -0 $$$$ 2>/dev/null; do s=$$((s + $(HEARTBEAT_S))); \
   echo "  ... still installing ($$((s / 60)) min $$((s % 60)) s)"; done ) & \
 tick=$$!; $(1); status=$$?; kill $$tick 2>/dev/null; exit $$status
 endef
