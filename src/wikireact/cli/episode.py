@@ -25,10 +25,10 @@ from wikireact.errors import (
     cli_message,
     first_line,
 )
-from wikireact.models.cache import CachedChatModel
+from wikireact.models.stack import behind_cache
 from wikireact.state import episode_ended
 from wikireact.storage.retention import KEEP_ENV, apply_policy, policy_from_env
-from wikireact.storage.threads import DATABASE_ERRORS, Threads
+from wikireact.storage.threads import Threads, database_errors
 from wikireact.wiki.base import WikiSource
 
 
@@ -186,7 +186,7 @@ def run_episode(
             f"{cli_message(exc).rstrip('.')}. The episode is saved: continue it later with {hint}{alternative}",
             1,
         )
-    except DATABASE_ERRORS as exc:  # e.g. a full disk, or the database server went away
+    except database_errors() as exc:  # e.g. a full disk, or the database server went away
         if store.lock_lost():  # nothing more was saved: another process may take it over
             fail(
                 f"{LockLostError.explain(store.location, exc)}: the episode stopped before its next save. The "
@@ -202,8 +202,9 @@ def run_episode(
         print(result_json(result, thread_id))
     else:
         show_result(console, result, thread_id)
-    if isinstance(model, CachedChatModel):
-        errors.print(f"model cache: {model.hits} hits, {model.misses} misses")
+    cached = behind_cache(model)
+    if cached is not None:
+        errors.print(f"model cache: {cached.hits} hits, {cached.misses} misses")
     if policy is not None and result and episode_ended(result):
         kept = apply_policy(store, policy, channels_of=agent_channels, held={thread_id})
         if kept.pruned or kept.deleted:

@@ -9,15 +9,19 @@ small-model prompt whether or not its calls are cached. Whoever builds a stack c
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from langchain_core.language_models import BaseChatModel
 
-from wikireact.models.cache import CachedChatModel, SqliteModelCache, model_identity
 from wikireact.models.registry import load_chat_model
 from wikireact.models.variants import variant_for
+
+if TYPE_CHECKING:
+    from wikireact.models.cache import CachedChatModel
 
 
 def model_stack(
@@ -30,6 +34,8 @@ def model_stack(
     """
     if cache is None:
         return model if model is not None else load_chat_model(spec)
+    from wikireact.models.cache import CachedChatModel, SqliteModelCache, model_identity
+
     given = model
     return CachedChatModel(
         identity=model_identity(spec),
@@ -39,10 +45,21 @@ def model_stack(
     )
 
 
+def behind_cache(model: BaseChatModel | None) -> CachedChatModel | None:
+    """Return `model` if it is behind the model cache, else None.
+
+    Without a cache the cache's module is never imported (its models cost `ask` startup time):
+    a model cannot be a `CachedChatModel` before that module is loaded.
+    """
+    module = sys.modules.get("wikireact.models.cache")
+    return model if module is not None and isinstance(model, module.CachedChatModel) else None
+
+
 def close_stack(model: BaseChatModel | None) -> None:
     """Close what `model_stack` opened around the model (the model cache's file)."""
-    if isinstance(model, CachedChatModel):
-        model.close()
+    cached = behind_cache(model)
+    if cached is not None:
+        cached.close()
 
 
 @contextmanager

@@ -19,7 +19,7 @@ from langgraph.store.sqlite import SqliteStore
 
 from wikireact.errors import ThreadsError
 from wikireact.storage.sqlite.threads import SqliteThreads
-from wikireact.storage.threads import DATABASE_ERRORS, Threads, open_threads
+from wikireact.storage.threads import Threads, database_errors, open_threads
 
 
 def store_of(threads: Threads) -> BaseStore:
@@ -48,7 +48,7 @@ def store_of(threads: Threads) -> BaseStore:
         with threads.setup_lock():  # schema changes one process at a time
             postgres_store.setup()
         return postgres_store
-    except DATABASE_ERRORS as exc:
+    except database_errors() as exc:
         raise ThreadsError(f"cannot keep long-term memory in {threads.location}: {exc}") from None
 
 

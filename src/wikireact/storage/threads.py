@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Protocol
@@ -25,16 +26,23 @@ from wikireact.errors import ThreadBusyError, ThreadsError
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 
 
-def _store_errors() -> tuple[type[Exception], ...]:
-    try:
-        import psycopg
-    except ImportError:
-        return (sqlite3.Error,)
-    return (sqlite3.Error, psycopg.Error)
+def database_errors() -> tuple[type[Exception], ...]:
+    """Return the exceptions a checkpoint store raises when its file or server fails mid-run.
+
+    psycopg's only once it is loaded (a PostgreSQL store was opened): before that none of
+    them can occur, and importing it would cost every SQLite command a third of a second.
+    """
+    psycopg = sys.modules.get("psycopg")
+    return (sqlite3.Error,) if psycopg is None else (sqlite3.Error, psycopg.Error)
 
 
-DATABASE_ERRORS = _store_errors()
-"""Exceptions a checkpoint store raises when its file or server fails mid-run."""
+def __getattr__(name: str) -> Any:
+    """`DATABASE_ERRORS`, as before `database_errors()`: imports psycopg when it is installed."""
+    if name != "DATABASE_ERRORS":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    with contextlib.suppress(ImportError):
+        import psycopg  # noqa: F401
+    return database_errors()
 
 
 def is_postgres_url(db: str | Path | None) -> bool:
