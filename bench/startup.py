@@ -11,6 +11,11 @@ run. Also checked: which heavy packages `import wikireact.errors`, `wikireact.co
 one-page snapshot and a SQLite `--db`, against `python -c "import langgraph.graph"` (what any
 LangGraph program pays), the two run in turns so that both meet the same load. Target (issue
 37): at most 1.15x. Measure where the rest goes with `python -X importtime -m wikireact ask ...`.
+Measured in one process after `import langgraph.graph` (0.85 s CPU on a loaded 2-core
+machine), `ask` added 0.26 s: typer and rich 0.10 s (the CLI itself), LangChain's chat-model
+classes 0.04 s (any model), wikireact's own modules 0.06 s, the one-step episode 0.065 s.
+psycopg (0.3-0.7 s) is no longer among them; LangSmith is, but `import langgraph.graph`
+already loads it.
 """
 
 from __future__ import annotations
