@@ -6,7 +6,9 @@ Test modules import these (`from support import ...`); fixtures built on them li
 from __future__ import annotations
 
 import json
+import subprocess
 import threading
+import time
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import closing
 from pathlib import Path
@@ -47,6 +49,8 @@ PAGES = {
     ),
 }
 
+WAIT_LIMIT_S = 300
+"""The longest a test waits for a process to reach a state (a hang, not slowness, fails it)."""
 QUESTION = "Were Scott Derrickson and Ed Wood of the same nationality?"
 
 GOOD_RUN: list[ScriptOutput] = [
@@ -201,6 +205,20 @@ def write_script(
     path = tmp_path / name
     path.write_text(json.dumps({"outputs": list(outputs), "delay_s": delay_s}))
     return f"scripted:{path}"
+
+
+def wait_for_records(records: Path, count: int, process: subprocess.Popen[str]) -> None:
+    """Wait until `process` has written `count` lines to `records` (a state, not a time).
+
+    Fails with the process's stderr if it exits first; gives up after `WAIT_LIMIT_S`.
+    """
+    deadline = time.monotonic() + WAIT_LIMIT_S
+    while not (records.exists() and records.read_text().count("\n") >= count):
+        if process.poll() is not None:
+            raise AssertionError(f"exited ({process.returncode}) first: {process.communicate()[1]}")
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{records} did not reach {count} lines in {WAIT_LIMIT_S} s")
+        time.sleep(0.05)
 
 
 def ask_args(

@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
-from support import EVAL_SCRIPT, SpyModel, snapshot_eval
+from support import EVAL_SCRIPT, WAIT_LIMIT_S, SpyModel, snapshot_eval, wait_for_records
 from typer.testing import CliRunner
 
 from wikireact.cli.app import app
@@ -283,7 +283,10 @@ def test_ctrl_c_in_eval_then_resume(files: tuple[Path, Path], tmp_path: Path) ->
 
     dataset, snapshot = files
     slow = tmp_path / "slow.json"
-    slow.write_text(json.dumps({"outputs": EVAL_SCRIPT, "delay_s": 0.4}))
+    go_on = tmp_path / "go-on"
+    # The first question runs through; the second holds in its first call until `go_on` exists.
+    hold = {"hold_after": len(EVAL_SCRIPT), "hold_until": str(go_on)}
+    slow.write_text(json.dumps({"outputs": EVAL_SCRIPT, **hold}))
     out = tmp_path / "run"
     args = [
         sys.executable,
@@ -307,18 +310,13 @@ def test_ctrl_c_in_eval_then_resume(files: tuple[Path, Path], tmp_path: Path) ->
         args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
     )
     records = out / "trajectories.jsonl"
-    deadline = time.time() + 60
-    while time.time() < deadline and not (
-        records.exists() and records.read_text().count("\n") >= 1
-    ):
-        time.sleep(0.1)
-    time.sleep(0.6)  # now inside the second question
+    wait_for_records(records, 1, proc)  # now inside the second question, held
     proc.send_signal(signal.SIGINT)
     _, stderr = proc.communicate(timeout=60)
     assert proc.returncode == 130
     assert "--resume" in " ".join(stderr.split()) and "Traceback" not in stderr
-    done = records.read_text().count("\n")
-    assert 1 <= done < 4
+    assert records.read_text().count("\n") == 1
+    go_on.touch()
     resumed = subprocess.run(
         [*args, "--resume"], capture_output=True, text=True, env=env, timeout=120
     )
@@ -345,7 +343,8 @@ def test_ctrl_c_in_eval_runs_finally_blocks_without_waiting_for_questions(
 ) -> None:
     # Ctrl-C used to end `eval` with os._exit(130): no finally block, no atexit handler.
     # It ends the command as any error does now, without waiting for the question in
-    # flight (4 model calls of 5 s each): that question is resumed by --resume.
+    # flight (held in its first model call until a file that never appears): that question
+    # is resumed by --resume.
     import os
     import signal
     import subprocess
@@ -353,21 +352,19 @@ def test_ctrl_c_in_eval_runs_finally_blocks_without_waiting_for_questions(
 
     dataset, snapshot = files
     slow = tmp_path / "slow.json"
-    slow.write_text(json.dumps({"outputs": EVAL_SCRIPT, "delay_s": 5}))
+    never = tmp_path / "never"
+    slow.write_text(json.dumps({"outputs": EVAL_SCRIPT, "hold_until": str(never)}))
     out = tmp_path / "run"
     args = [sys.executable, "-c", INTERRUPTED_EVAL, "eval", str(dataset), "--model"]
     args += [f"scripted:{slow}", "--wiki", str(snapshot), "--out", str(out), "--concurrency", "1"]
     proc = subprocess.Popen(
         args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=os.environ.copy()
     )
-    deadline = time.time() + 60
-    while time.time() < deadline and not (out / "threads.db").exists():
-        time.sleep(0.1)
-    time.sleep(1.0)  # inside the first model call of the first question
-    started = time.monotonic()
+    deadline = time.monotonic() + WAIT_LIMIT_S
+    while not (out / "threads.db").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)  # the run has started (the question is held: it never ends)
     proc.send_signal(signal.SIGINT)
-    stdout, stderr = proc.communicate(timeout=60)
+    stdout, stderr = proc.communicate(timeout=WAIT_LIMIT_S)  # ends, though the question never would
     assert proc.returncode == 130, stderr
     assert "--resume" in " ".join(stderr.split()) and "Traceback" not in stderr
     assert "finally blocks ran" in stdout and "atexit handlers ran" in stdout
-    assert time.monotonic() - started < 15  # did not wait for the question (20 s of calls)

@@ -13,7 +13,7 @@ from typing import Any
 
 import psycopg
 import pytest
-from support import write_snapshot
+from support import WAIT_LIMIT_S, wait_for_records, write_snapshot
 from typer.testing import CliRunner
 
 from wikireact import ScriptedChatModel
@@ -190,7 +190,11 @@ def _records_in(url: str, run: str) -> int:
 def test_three_workers_one_killed_then_resumed(tmp_path: Path, pg_url: str) -> None:
     dataset, snapshot = write_files(tmp_path, 24)
     slow = tmp_path / "slow.json"
-    slow.write_text(json.dumps({"outputs": SCRIPT, "delay_s": 0.15}))
+    go_on = tmp_path / "go-on"
+    # Each worker makes 10 model calls (at least one question of 5 calls finished), then
+    # holds until `go_on` exists: at most 6 of the 24 questions are done when one is killed.
+    hold = {"hold_after": 10, "hold_until": str(go_on)}
+    slow.write_text(json.dumps({"outputs": SCRIPT, **hold}))
     env = {**os.environ, "COLUMNS": "200"}
     common = ("--db", pg_url, "--run", "shared", "--concurrency", "2")
     workers = [
@@ -203,12 +207,13 @@ def test_three_workers_one_killed_then_resumed(tmp_path: Path, pg_url: str) -> N
         )
         for i in range(3)
     ]
-    deadline = time.time() + 120
-    while time.time() < deadline and _records_in(pg_url, "shared") < 6:
-        time.sleep(0.1)
+    deadline = time.monotonic() + WAIT_LIMIT_S
+    while _records_in(pg_url, "shared") < 3 and time.monotonic() < deadline:
+        time.sleep(0.05)  # three questions done (each worker finishes one before it holds)
     workers[0].send_signal(signal.SIGKILL)  # mid-run, with episodes in flight
     workers[0].wait()
-    assert 6 <= _records_in(pg_url, "shared") < 24
+    assert 3 <= _records_in(pg_url, "shared") <= 6
+    go_on.touch()
     resumed = subprocess.run(
         _eval_args(dataset, snapshot, slow, tmp_path / "w0", *common, "--resume"),
         capture_output=True,
@@ -247,28 +252,26 @@ def test_three_workers_one_killed_then_resumed(tmp_path: Path, pg_url: str) -> N
 @pytest.mark.slow
 def test_two_eval_resumes_on_one_directory_do_not_both_run(tmp_path: Path) -> None:
     dataset, snapshot = write_files(tmp_path, 4)
-    slow = tmp_path / "slow.json"
-    # 1 s per call: the second process must start (imports and all) while the first still
-    # runs three questions (15 s); with 0.3 s it lost that race on a busy machine.
-    slow.write_text(json.dumps({"outputs": SCRIPT, "delay_s": 1.0}))
+    held = tmp_path / "held.json"
+    go_on = tmp_path / "go-on"
+    # The first process answers its first question (5 calls), then holds until `go_on`
+    # exists: the second starts while the first surely runs, however slow the machine.
+    held.write_text(json.dumps({"outputs": SCRIPT, "hold_after": 5, "hold_until": str(go_on)}))
     out = tmp_path / "run"
     env = {**os.environ, "COLUMNS": "200"}
-    args = _eval_args(dataset, snapshot, slow, out, "--concurrency", "1")
+    args = _eval_args(dataset, snapshot, held, out, "--concurrency", "1")
     first = subprocess.Popen(
         args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
     )
     records = out / "trajectories.jsonl"
-    deadline = time.time() + 60
-    while time.time() < deadline and not (
-        records.exists() and records.read_text().count("\n") >= 1
-    ):
-        time.sleep(0.1)
+    wait_for_records(records, 1, first)
     second = subprocess.run(
         [*args, "--resume"], capture_output=True, text=True, env=env, timeout=120
     )
-    assert second.returncode == 2
-    assert f"another `wikireact eval` is working in {out}" in " ".join(second.stderr.split())
+    go_on.touch()
     _, stderr = first.communicate(timeout=120)
+    assert second.returncode == 2, second.stderr
+    assert f"another `wikireact eval` is working in {out}" in " ".join(second.stderr.split())
     assert first.returncode == 0, stderr
     ids = [json.loads(line)["id"] for line in records.read_text().splitlines()]
     assert sorted(ids) == ["q0", "q1", "q2", "q3"]  # each recorded once

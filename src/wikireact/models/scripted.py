@@ -10,6 +10,9 @@ a call uses the list of its question's id (run metadata `wikireact_question_id`,
 the evaluation), else the list keyed by the question's text (its last `Question: ...`
 or `Claim: ...` message), so each question of a scripted evaluation gets its own trajectory.
 
+A script file may hold calls until a file exists (`hold_until`, after `hold_after` calls), so a
+test can stop a process at a known point and let it go on, waiting on no timing.
+
 An output is the model's text, or (tools protocol) a tool call such as
 `{"tool": "search", "args": {"title": "Ed Wood"}, "content": "thought"}`, several as
 `{"tool_calls": [...]}`, or an `AIMessage` with `tool_calls`.
@@ -45,6 +48,8 @@ _Output = Annotated[ScriptOutput, Field(union_mode="left_to_right")]
 an AIMessage from it, whose validator raises TypeError on `{"tool_calls": [{"tool": ...}]}`)."""
 MAX_DELAY_S = 3600
 """The longest wait a script may ask for before each reply (`time.sleep` overflows far above)."""
+HOLD_POLL_S = 0.05
+"""How often a held call looks for its `hold_until` file."""
 
 
 def count_tokens(text: str) -> int:
@@ -71,7 +76,13 @@ class ScriptedChatModel(BaseChatModel):
     """Seconds to wait on every call (to imitate a real model's latency), at most `MAX_DELAY_S`."""
     errors: dict[int, Any] = Field(default_factory=dict)
     """Call index -> exception (instance, or a callable returning one) to raise on that call."""
+    hold_until: str | None = None
+    """A file: after the first `hold_after` calls, every call waits until the file exists
+    (a test holds a process at a known point, then lets it go on, with no timing)."""
+    hold_after: int = Field(default=0, ge=0)
+    """Calls (to this model, in this process) that pass before `hold_until` holds the rest."""
     _fallback_calls: int = PrivateAttr(default=0)
+    _calls_seen: int = PrivateAttr(default=0)
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
 
     @classmethod
@@ -99,6 +110,7 @@ class ScriptedChatModel(BaseChatModel):
             return cls(
                 by_question={str(k): list(v) for k, v in scripts.items()},
                 delay_s=_delay_s(data, path),
+                **_hold(data, path),
             )
         if not isinstance(data, Mapping) or not _is_output_list(data.get("outputs")):
             raise ValueError(
@@ -108,7 +120,7 @@ class ScriptedChatModel(BaseChatModel):
             )
         if not data["outputs"]:
             raise ValueError(f"script file {path} holds no outputs; give at least one")
-        return cls(outputs=list(data["outputs"]), delay_s=_delay_s(data, path))
+        return cls(outputs=list(data["outputs"]), delay_s=_delay_s(data, path), **_hold(data, path))
 
     @property
     def _llm_type(self) -> str:
@@ -134,6 +146,15 @@ class ScriptedChatModel(BaseChatModel):
             index = self._fallback_calls
             self._fallback_calls += 1
         return index
+
+    def _held(self) -> bool:
+        """Count this call; return whether it must wait for `hold_until` to exist."""
+        if self.hold_until is None:
+            return False
+        with self._lock:
+            seen = self._calls_seen
+            self._calls_seen += 1
+        return seen >= self.hold_after and not Path(self.hold_until).exists()
 
     def _script(
         self,
@@ -210,6 +231,9 @@ class ScriptedChatModel(BaseChatModel):
     ) -> ChatResult:
         index = self._index(run_manager)
         outputs = self._script(run_manager, messages)
+        if self._held():
+            while not Path(str(self.hold_until)).exists():
+                time.sleep(HOLD_POLL_S)
         if self.delay_s:
             time.sleep(self.delay_s)
         return (
@@ -227,6 +251,9 @@ class ScriptedChatModel(BaseChatModel):
     ) -> ChatResult:
         index = self._index(run_manager)
         outputs = self._script(run_manager, messages)
+        if self._held():
+            while not Path(str(self.hold_until)).exists():
+                await asyncio.sleep(HOLD_POLL_S)
         if self.delay_s:
             await asyncio.sleep(self.delay_s)
         return (
@@ -253,3 +280,21 @@ def _delay_s(data: Mapping[str, Any], path: str | Path) -> float:
 
 def _is_output_list(value: object) -> bool:
     return isinstance(value, list) and all(is_script_output(v) for v in value)
+
+
+def _hold(data: Mapping[str, Any], path: str | Path) -> dict[str, Any]:
+    """Return a script's `hold_until` (a file path) and `hold_after` (calls before holding)."""
+    until, after = data.get("hold_until"), data.get("hold_after", 0)
+    if until is None:
+        return {}
+    if (
+        not isinstance(until, str)
+        or isinstance(after, bool)
+        or not isinstance(after, int)
+        or after < 0
+    ):
+        raise ValueError(
+            f"script file {path}: hold_until must be a file path and hold_after a whole number "
+            f"of calls, got {until!r} and {after!r}"
+        )
+    return {"hold_until": until, "hold_after": after}
