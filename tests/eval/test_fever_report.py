@@ -81,6 +81,10 @@ def test_report_paper_prints_the_papers_fever_rows_beside_a_fever_run(
         assert hotpot_only not in text
     assert "FEVER accuracy with PaLM-540B" in text
     assert "FEVER confusion" in text and "error categories (claims" in text
+    # accuracy's bootstrap interval: of 3 claims, all wrong in 1/27 of resamples, all right in 8/27
+    intervals = text.split("scores with 95% confidence intervals")[1]
+    assert "acc" in intervals and "66.7" in intervals and "[0.0, 100.0]" in intervals
+    assert "F1" not in intervals
 
 
 def test_hotpotqa_and_fever_runs_are_never_in_one_table(

@@ -143,6 +143,14 @@ def eval_command(
             "7,405 claims, as the paper drew)"
         ),
     ] = 233,
+    order: Annotated[
+        str,
+        typer.Option(
+            metavar="paper|file",
+            help="paper: --limit takes the --sample-seed shuffle's first N (the paper's sample); "
+            "file: the file's first N, in its order",
+        ),
+    ] = "paper",
     seeds: Annotated[int, typer.Option(help="repeat every question with seeds 0..N-1")] = 1,
     concurrency: Annotated[
         int | None,
@@ -256,6 +264,7 @@ def eval_command(
             wiki=wiki,
             limit=limit,
             sample_seed=sample_seed,
+            order=order,  # type: ignore[arg-type]
             seeds=seeds,
             concurrency=concurrency,
             max_steps=max_steps,

@@ -8,6 +8,7 @@ from rich.console import Console
 
 from wikireact.eval.fever_report import confusion_table
 from wikireact.eval.report import categories_tables, comparison_tables
+from wikireact.eval.report_statistics import statistics_tables
 from wikireact.eval.runs import load_runs
 
 
@@ -20,10 +21,11 @@ def eval_report(
     plot: Path | None = None,
     html: Path | None = None,
 ) -> None:
-    """Print the comparison and category tables of finished runs; write the plot and page asked for.
+    """Print the comparison, category and statistics tables of runs; write the plot and page asked for.
 
     Each task's runs get their own tables (HotpotQA and FEVER are never mixed); FEVER runs
-    add their confusion table.
+    add their confusion table. A run that has not finished is reported from what it has
+    recorded, marked partial.
 
     Raises:
         EvalError: a folder is not a finished run, or a file cannot be written (one line).
@@ -36,6 +38,18 @@ def eval_report(
     confusion = confusion_table(runs)
     if confusion is not None:
         console.print(confusion)
+    for table in statistics_tables(runs):
+        console.print(table)
+    for run in runs:
+        partial = run.report.get("partial")
+        if partial:
+            total = partial["total"] or "?"
+            console.print(
+                f"{run.directory}: partial, {partial['done']} of {total} (question, seed) "
+                "pairs recorded (the run has not finished)",
+                highlight=False,
+                markup=False,
+            )
     if plot is not None:
         from wikireact.eval.plot import write_plot
 

@@ -6,12 +6,19 @@ import hashlib
 import random
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, get_args
 
 from wikireact._json_text import json_lines, parse_json
 from wikireact.context import Task
 from wikireact.errors import DatasetError, JsonTextError
 from wikireact.eval.fever_data import PAPER_POPULATION, claim_fields, is_claim
+
+Order = Literal["paper", "file"]
+"""Which questions `--limit N` takes: the paper's seeded sample, or the file's first N."""
+ORDERS: tuple[Order, ...] = get_args(Order)
+GROUP_FIELDS = ("type", "level")
+"""HotpotQA's labels of a question (`bridge`/`comparison`, `easy`/`medium`/`hard`) that
+the report breaks scores down by, when the data has them."""
 
 
 @dataclass(frozen=True)
@@ -24,6 +31,8 @@ class Item:
     pages: tuple[str, ...] = ()
     """Titles of the pages the answer needs (HotpotQA's `supporting_facts`, FEVER's
     evidence), when given."""
+    groups: tuple[tuple[str, str], ...] = ()
+    """HotpotQA's `type` and `level` of the question (`GROUP_FIELDS`), those it has."""
 
 
 def load_dataset(path: Path, task: Task = "hotpotqa") -> list[Item]:
@@ -66,7 +75,7 @@ def load_dataset(path: Path, task: Task = "hotpotqa") -> list[Item]:
                 raise DatasetError(
                     f"dataset {path}: item {index} has a NUL character (U+0000) in its {field}"
                 )
-        items.append(Item(str(raw_id), text, answer, pages))
+        items.append(Item(str(raw_id), text, answer, pages, _groups(record)))
     _refuse_duplicate_ids(path, items, id_field)
     return items
 
@@ -87,6 +96,17 @@ def _question_fields(path: Path, index: int, record: Any) -> tuple[str, str, tup
         record["question"].strip(),
         record["answer"],
         _supporting_pages(record.get("supporting_facts")),
+    )
+
+
+def _groups(record: Any) -> tuple[tuple[str, str], ...]:
+    """Return the record's `GROUP_FIELDS` that are short, non-empty text (others are ignored)."""
+    if not isinstance(record, dict):
+        return ()
+    return tuple(
+        (field, value.strip())
+        for field in GROUP_FIELDS
+        if isinstance(value := record.get(field), str) and 0 < len(value.strip()) <= 40
     )
 
 
@@ -136,14 +156,21 @@ def _supporting_pages(facts: object) -> tuple[str, ...]:
 
 
 def sample(
-    items: list[Item], limit: int | None, seed: int | None, task: Task = "hotpotqa"
+    items: list[Item],
+    limit: int | None,
+    seed: int | None,
+    task: Task = "hotpotqa",
+    order: Order = "paper",
 ) -> list[Item]:
-    """Return the paper's sample: shuffle indices with `random.Random(seed)` and keep the first `limit`.
+    """Return the questions to run: the paper's sample, or with `order="file"` the first `limit`.
 
-    HotpotQA shuffles the indices of every item. FEVER, as the paper's notebook does,
-    shuffles `range(7405)` (`PAPER_POPULATION`), so only the first 7,405 claims of a longer
-    file are ever drawn (a shorter file: all of its claims).
+    The paper's sample shuffles indices with `random.Random(seed)` and keeps the first
+    `limit`. HotpotQA shuffles the indices of every item. FEVER, as the paper's notebook
+    does, shuffles `range(7405)` (`PAPER_POPULATION`), so only the first 7,405 claims of a
+    longer file are ever drawn (a shorter file: all of its claims).
     """
+    if order == "file":
+        return items[:limit]
     population = len(items)
     if task == "fever" and seed is not None:
         population = min(population, PAPER_POPULATION)

@@ -45,7 +45,7 @@ from wikireact.context import (
     least,
 )
 from wikireact.errors import EvalError, JsonTextError, ThreadBusyError
-from wikireact.eval.dataset import Item, file_digest, load_dataset, sample
+from wikireact.eval.dataset import ORDERS, Item, Order, file_digest, load_dataset, sample
 from wikireact.eval.method_names import agent_of
 from wikireact.eval.methods import (
     EPISODE_METHODS,
@@ -116,6 +116,8 @@ class EvalConfig:
     """How ReAct/Act episodes state actions: text lines or native tool calls."""
     task: Task = "hotpotqa"
     """hotpotqa: questions and short answers; fever: claims and their three labels."""
+    order: Order = "paper"
+    """Which questions `limit` takes: the paper's seeded sample, or the file's first ones."""
 
     def __post_init__(self) -> None:
         """Reject numbers that mean nothing, with a one-line reason."""
@@ -134,6 +136,8 @@ class EvalConfig:
                 raise EvalError(
                     f"--{name.replace('_', '-')} must be at least {smallest}, got {value}"
                 )
+        if self.order not in ORDERS:
+            raise EvalError(f"--order must be one of {', '.join(ORDERS)}, got {self.order!r}")
         if self.protocol == "tools" and self.method not in EPISODE_METHODS:
             raise EvalError(
                 f"--protocol tools applies to methods that run episodes "
@@ -211,6 +215,7 @@ def resolved_settings(
         "snapshot_id": snapshot_id,
         "limit": config.limit,
         "sample_seed": config.sample_seed,
+        "order": config.order,
         "seeds": config.seeds,
         **{
             f.name: getattr(context, f.name)
@@ -256,6 +261,7 @@ def _prepare_out(out: Path, settings: dict[str, Any], resume: bool) -> None:
         if not isinstance(previous, dict):
             raise EvalError(f"cannot resume {out}: {SETTINGS} is not a JSON object")
         previous.setdefault("task", "hotpotqa")  # runs recorded before FEVER were HotpotQA's
+        previous.setdefault("order", "paper")  # and before --order, the paper's sample
         changed = sorted(
             k
             for k in previous.keys() | settings.keys()
@@ -344,6 +350,7 @@ def prepare_run(
         config.limit,
         config.sample_seed,
         config.task,
+        config.order,
     )
     prompts = load_prompts(
         Path(config.prompts) if config.prompts else None,

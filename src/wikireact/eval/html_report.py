@@ -22,6 +22,7 @@ from typing import Any
 from wikireact.errors import EvalError
 from wikireact.eval.categories import CATEGORIES, categorize, step_kind
 from wikireact.eval.paper import PAPER_LABEL, PAPER_NOTES, PAPER_SCORES
+from wikireact.eval.report import run_notes
 from wikireact.eval.runs import Run, by_task
 
 
@@ -123,7 +124,7 @@ def page_data(runs: list[Run], *, paper: bool = False) -> dict[str, Any]:
             {
                 "name": run.name,
                 "method": run.method,
-                "details": run.details,
+                "details": " · ".join([run.details, *run_notes(run)]),  # partial, file order
                 "questions": run.questions,
                 "seeds": run.seeds,
                 "em": _score(em[0]),

@@ -130,6 +130,7 @@ def run_method(method: Method, item: Item, seed: int, settings: MethodSettings) 
     with settings.computing():
         record = _run_method(method, item, seed, settings, start)
     record["category"] = categorize(record, item.pages)
+    record.update(item.groups)  # HotpotQA's type and level, for the report's breakdowns
     return record
 
 

@@ -17,6 +17,15 @@ from wikireact.eval.runs import Run, by_task
 
 FORMATS = (".png", ".svg")
 BAR_WIDTH = 0.38
+PAPER_SAMPLE = 500
+"""Questions (FEVER: claims) per method behind the paper's scores."""
+
+
+def sample_size(run: Run) -> str:
+    """Return the run's questions as `n=53` (`n=53×3` with seeds), to read beside the paper's 500."""
+    seeds = f"×{run.seeds}" if run.seeds > 1 else ""
+    partial = " (partial)" if run.report.get("partial") else ""
+    return f"n={run.questions}{seeds}{partial}"
 
 
 def write_plot(runs: list[Run], path: Path, *, paper: bool = False) -> None:
@@ -64,9 +73,12 @@ def write_plot(runs: list[Run], path: Path, *, paper: bool = False) -> None:
                 marker="D",
                 color="black",
                 zorder=3,
-                label=f"paper {'accuracy' if fever else 'EM'} ({PAPER_MODEL}, a different model)",
+                label=f"paper {'accuracy' if fever else 'EM'} ({PAPER_MODEL}, a different "
+                f"model; n={PAPER_SAMPLE})",
             )
-    axes.set_xticks(positions, [f"{run.name}\n{run.method}" for run in runs], fontsize=8)
+    axes.set_xticks(
+        positions, [f"{run.name}\n{run.method}\n{sample_size(run)}" for run in runs], fontsize=8
+    )
     axes.set_ylabel("score (%), mean ± std across seeds")
     axes.set_ylim(0, 100)
     axes.set_title(

@@ -80,10 +80,24 @@ FEVER_CATEGORY_NOTE = (
 
 
 def run_label(run: Run) -> Text:
-    """Return the run's folder name, with its model and protocol underneath."""
+    """Return the run's folder name, with its model and protocol (and `run_notes`) underneath."""
     label = Text(run.name, overflow="fold")
     label.append("\n" + run.details, style="dim")
+    for note in run_notes(run):
+        label.append("\n" + note, style="bold" if note.startswith("partial") else "dim")
     return label
+
+
+def run_notes(run: Run) -> list[str]:
+    """Return what a reader must know besides the numbers: a partial run, the file's order."""
+    notes = []
+    partial = run.report.get("partial")
+    if isinstance(partial, dict):
+        total = partial.get("total")
+        notes.append(f"partial: {partial.get('done')} of {total if total else '?'} done")
+    if run.settings.get("order") == "file":
+        notes.append("file order, not the paper's sample")
+    return notes
 
 
 def _cell(run: Run, key: str, scale: float, digits: int) -> Text:

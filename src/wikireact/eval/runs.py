@@ -12,6 +12,7 @@ from wikireact.context import Task
 from wikireact.errors import EvalError, JsonTextError
 from wikireact.eval.categories import CATEGORIES, count_categories
 from wikireact.eval.harness import RECORDS, REPORT
+from wikireact.eval.partial import has_started, partial_report
 
 REQUIRED_METRICS = ("em", "f1")
 
@@ -141,11 +142,13 @@ class Run:
 
 
 def load_report(directory: Path) -> dict[str, Any]:
-    """Read and check `DIR/report.json`; every problem is one EvalError line."""
+    """Read and check `DIR/report.json` (an unfinished run: `partial_report`); errors are one line."""
     path = directory / REPORT
     try:
         data = parse_json(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
+        if has_started(directory):  # unfinished or stopped: what it has recorded, marked partial
+            return partial_report(directory)
         raise EvalError(f"no {REPORT} in {directory} (did the run finish?)") from None
     except IsADirectoryError:
         raise EvalError(f"{path} is a directory, not a report") from None

@@ -86,6 +86,8 @@ def join_run(
             "SELECT settings FROM wikireact_eval_runs WHERE name = %s", (run,)
         ).fetchone()
     stored = json.loads(row["settings"]) if row else {}
+    if stored:
+        stored.setdefault("order", "paper")  # runs created before --order took the paper's sample
     changed = sorted(k for k in stored.keys() | identity.keys() if stored.get(k) != identity.get(k))
     if changed:
         detail = ", ".join(
