@@ -124,6 +124,29 @@ def test_shared_run_reports_what_one_process_reports(tmp_path: Path, pg_url: str
     )
 
 
+def test_an_unfinished_shared_run_is_reported_as_partial(tmp_path: Path, pg_url: str) -> None:
+    dataset, snapshot = write_files(tmp_path, 4)
+    run_eval(
+        config(dataset, snapshot),
+        tmp_path / "w",
+        db=pg_url,
+        run="cut",
+        model=ScriptedChatModel(outputs=SCRIPT),
+        wiki=SnapshotSource.open(snapshot),
+    )
+    with psycopg.connect(pg_url, autocommit=True) as conn:  # as if two questions were not done
+        conn.execute(
+            "DELETE FROM wikireact_eval_records WHERE run = 'cut' AND question_id IN ('q0', 'q1')"
+        )
+    out = tmp_path / "report"
+    result = CliRunner().invoke(
+        app, ["eval", "report", "--db", pg_url, "--run", "cut", "--out", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    assert "partial: 2 of 4 done" in result.stdout
+    assert json.loads((out / "report.json").read_text())["partial"] == {"done": 2, "total": 4}
+
+
 def test_a_worker_with_other_settings_is_refused_naming_the_field(
     tmp_path: Path, pg_url: str
 ) -> None:

@@ -8,6 +8,7 @@ import pytest
 
 from wikireact.eval.statistics import (
     Interval,
+    binomial_cdf,
     bootstrap_interval,
     bootstrap_means,
     mcnemar_exact_p,
@@ -56,6 +57,22 @@ def test_bootstrap_spread_matches_the_closed_form() -> None:
     assert interval.estimate == 0.3
     assert interval.low == pytest.approx(0.3 - normal, abs=0.015)
     assert interval.high == pytest.approx(0.3 + normal, abs=0.015)
+
+
+def test_bootstrap_of_other_scores_matches_the_closed_form_too() -> None:
+    # F1-like scores (not 0/1) are resampled one by one: variance sigma^2/n, sigma^2 = 1/6 here
+    values = [0.0, 0.5, 1.0] * 20
+    means = bootstrap_means(values, resamples=10_000)
+    average = sum(means) / len(means)
+    sd = math.sqrt(sum((m - average) ** 2 for m in means) / (len(means) - 1))
+    assert average == pytest.approx(0.5, abs=0.005)
+    assert sd == pytest.approx(math.sqrt(1 / 6 / 60), rel=0.05)
+
+
+def test_binomial_cdf_against_hand_values() -> None:
+    assert binomial_cdf(2, 0.5) == pytest.approx([0.25, 0.75, 1.0])
+    assert binomial_cdf(3, 0.0) == [1.0] * 4 and binomial_cdf(3, 1.0) == [0.0, 0.0, 0.0, 1.0]
+    assert binomial_cdf(7405, 0.3)[-1] == pytest.approx(1.0)  # (0.7)^7405 underflows: log space
 
 
 def test_bootstrap_of_two_values_draws_each_mean_with_its_probability() -> None:

@@ -345,7 +345,7 @@ def _open_eval_resources(config: EvalConfig) -> Resources:
 
 
 def _shared_report(db: str, run: str, out: Path) -> dict[str, Any]:
-    """Rebuild a shared run's report from the database and write it into `out`."""
+    """Rebuild a shared run's report (an unfinished run's: partial) and write it into `out`."""
     from wikireact._extras import require
     from wikireact.errors import EvalError
 
@@ -355,7 +355,7 @@ def _shared_report(db: str, run: str, out: Path) -> dict[str, Any]:
 
     store = PostgresThreads(db)
     try:
-        report, records = shared_report(store, run)
+        report, records = shared_report(store, run, partial=True)
     except EvalError as exc:
         fail(cli_message(exc))
     finally:

@@ -163,8 +163,14 @@ class Claims:
         self.store.release(self.key(job))
 
 
-def shared_report(store: PostgresThreads, run: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """Return the run's report and its records, built from the database."""
+def shared_report(
+    store: PostgresThreads, run: str, *, partial: bool = False
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Return the run's report and its records, built from the database.
+
+    An unfinished run is refused, or with `partial` reported from the records it has,
+    marked `partial: {done, total}` (as `wikireact.eval.partial` does for a folder).
+    """
     _ensure_schema(store)
     with store.pool.connection() as conn:
         row = conn.execute(
@@ -177,6 +183,9 @@ def shared_report(store: PostgresThreads, run: str) -> tuple[dict[str, Any], lis
             (run,),
         ).fetchall()
     records = [json.loads(r["record"]) for r in rows]
+    if records and partial and len(records) < row["total"]:
+        report = {"settings": json.loads(row["report_settings"]), "metrics": summarize(records)}
+        return {**report, "partial": {"done": len(records), "total": row["total"]}}, records
     if len(records) < row["total"]:
         raise EvalError(
             f"run {run!r} is not finished: {len(records)} of {row['total']} "

@@ -7,6 +7,8 @@ every machine and every run of the report.
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import math
 import random
 from collections.abc import Sequence
@@ -45,12 +47,41 @@ def quantile(ordered: Sequence[float], q: float) -> float:
 def bootstrap_means(
     values: Sequence[float], *, resamples: int = RESAMPLES, seed: int = BOOTSTRAP_SEED
 ) -> list[float]:
-    """Return the means of `resamples` resamples of `values` with replacement (same size), sorted."""
+    """Return the means of `resamples` resamples of `values` with replacement (same size), sorted.
+
+    When every value is 0 or 1 (EM, accuracy), a resample's sum is Binomial(n, mean) exactly,
+    and is drawn as such (one random number per resample, not n): a 7,405-claim run takes
+    milliseconds. Other values are drawn one by one.
+    """
     if not values:
         raise ValueError("cannot bootstrap no values")
-    draw = random.Random(seed).choices
+    rng = random.Random(seed)
     size = len(values)
-    return sorted(sum(draw(values, k=size)) / size for _ in range(resamples))
+    if all(value in (0.0, 1.0) for value in values):
+        cdf = binomial_cdf(size, sum(values) / size)
+        return sorted(
+            min(bisect.bisect_left(cdf, rng.random()), size) / size for _ in range(resamples)
+        )
+    return sorted(sum(rng.choices(values, k=size)) / size for _ in range(resamples))
+
+
+def binomial_cdf(trials: int, p: float) -> list[float]:
+    """Return P(X <= k) for k = 0..trials, X ~ Binomial(trials, p) (log-space: no underflow)."""
+    if p <= 0.0 or p >= 1.0:
+        return [1.0] * (trials + 1) if p <= 0.0 else [0.0] * trials + [1.0]
+    log_p, log_q = math.log(p), math.log1p(-p)
+    whole = math.lgamma(trials + 1)
+    pmf = (
+        math.exp(
+            whole
+            - math.lgamma(k + 1)
+            - math.lgamma(trials - k + 1)
+            + k * log_p
+            + (trials - k) * log_q
+        )
+        for k in range(trials + 1)
+    )
+    return list(itertools.accumulate(pmf))
 
 
 def bootstrap_interval(
