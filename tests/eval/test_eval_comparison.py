@@ -157,6 +157,12 @@ def test_intervals_paired_test_and_breakdowns(setup: tuple[Path, Path], tmp_path
     # HotpotQA's type and level: 5 comparison questions, 15 bridge; 8 hard, 12 easy
     groups = [" ".join(g.split()) for g in re.findall(r"(?:type|level) \w+ +\d+", text)]
     assert groups == ["type bridge 15", "type comparison 5", "level easy 12", "level hard 8"] * 2
+    # a record whose score is not a number (NaN, missing) is left out of the statistics
+    records = [json.loads(line) for line in (one / "trajectories.jsonl").read_text().splitlines()]
+    records[0]["em"] = float("nan")
+    del records[1]["f1"]
+    (one / "trajectories.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    assert "scores with 95% confidence intervals" in report(one, two)
 
 
 def test_the_plot_shows_n_beside_the_papers_500(

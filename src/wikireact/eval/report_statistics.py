@@ -13,6 +13,7 @@ question's score is its mean over the run's seeds; intervals resample questions
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from itertools import combinations
 from typing import Any
@@ -35,9 +36,9 @@ from wikireact.eval.statistics import (
     paired_bootstrap_interval,
 )
 
-Score = Callable[[dict[str, Any]], float]
+Score = Callable[[dict[str, Any]], Any]
 SCORES: dict[Task, list[tuple[str, Score]]] = {
-    "hotpotqa": [("EM", lambda r: float(r["em"])), ("F1", lambda r: float(r["f1"]))],
+    "hotpotqa": [("EM", lambda r: r.get("em")), ("F1", lambda r: r.get("f1"))],
     "fever": [("acc", lambda r: float(predicted(r) == str(r["gold"])))],
 }
 """Each task's per-record scores (header, score); the first is right/wrong, for McNemar."""
@@ -64,16 +65,18 @@ def statistics_tables(runs: list[Run]) -> list[Table]:
 def _records(run: Run) -> list[dict[str, Any]]:
     """Return the run's records, one per (question, seed) (the last of repeats), or none if unreadable."""
     try:
-        return list({(r["id"], r["seed"]): r for r in run.records()}.values())
+        return list({(r["id"], r.get("seed", 0)): r for r in run.records()}.values())
     except EvalError:
         return []
 
 
 def question_scores(records: list[dict[str, Any]], score: Score) -> dict[str, list[float]]:
-    """Return question id -> its scores, one per seed."""
+    """Return question id -> its scores, one per seed (a score that is not a finite number is left out)."""
     scores: dict[str, list[float]] = {}
     for record in records:
-        scores.setdefault(record["id"], []).append(score(record))
+        value = score(record)
+        if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
+            scores.setdefault(record["id"], []).append(float(value))
     return scores
 
 
@@ -88,6 +91,12 @@ def _interval_cell(interval: Interval, signed: bool = False) -> Text:
     cell = Text(f"{100 * interval.estimate:{sign}.1f}")
     cell.append(f"\n[{100 * interval.low:{sign}.1f}, {100 * interval.high:{sign}.1f}]", style="dim")
     return cell
+
+
+def _score_cell(records: list[dict[str, Any]], score: Score) -> Text:
+    """Return the records' mean score per question with its bootstrap interval (a dash if none)."""
+    means = _means(question_scores(records, score))
+    return _interval_cell(bootstrap_interval(list(means.values()))) if means else Text("–")
 
 
 def _table(title: str, caption: str = CAPTION) -> Table:
@@ -110,10 +119,7 @@ def interval_table(task: Task, scored: list[tuple[Run, list[dict[str, Any]]]]) -
     for header, _ in SCORES[task]:
         table.add_column(header, justify="right", no_wrap=True)
     for run, records in scored:
-        cells = []
-        for _, score in SCORES[task]:
-            means = _means(question_scores(records, score))
-            cells.append(_interval_cell(bootstrap_interval(list(means.values()))))
+        cells = [_score_cell(records, score) for _, score in SCORES[task]]
         table.add_row(_run_cell(run), str(len({r["id"] for r in records})), *cells)
     return table
 
@@ -135,31 +141,24 @@ def paired_table(task: Task, scored: list[tuple[Run, list[dict[str, Any]]]]) -> 
     table.add_column("2nd\nonly", justify="right")
     table.add_column("p", justify="right")
     for (one, one_records), (two, two_records) in combinations(scored, 2):
-        common = sorted({r["id"] for r in one_records} & {r["id"] for r in two_records})
+        firsts = question_scores(one_records, first_score)
+        seconds = question_scores(two_records, first_score)
+        common = sorted(firsts.keys() & seconds.keys())
         if not common:
             continue
         deltas = []
         for _, score in SCORES[task]:
-            a, b = (
-                _means(question_scores(one_records, score)),
-                _means(question_scores(two_records, score)),
-            )
-            deltas.append(
-                _interval_cell(
-                    paired_bootstrap_interval([a[q] for q in common], [b[q] for q in common]),
-                    signed=True,
-                )
-            )
+            a = _means(question_scores(one_records, score))
+            b = _means(question_scores(two_records, score))
+            both = [q for q in common if q in a and q in b]
+            difference = paired_bootstrap_interval([a[q] for q in both], [b[q] for q in both])
+            deltas.append(_interval_cell(difference, signed=True))
         table.add_row(
             _run_cell(one),
             _run_cell(two),
             str(len(common)),
             *deltas,
-            *_mcnemar_cells(
-                question_scores(one_records, first_score),
-                question_scores(two_records, first_score),
-                common,
-            ),
+            *_mcnemar_cells(firsts, seconds, common),
         )
     return table if table.row_count else None
 
@@ -189,12 +188,7 @@ def breakdown_table(task: Task, scored: list[tuple[Run, list[dict[str, Any]]]]) 
             values = sorted({str(r[field]) for r in records if isinstance(r.get(field), str)})
             for value in values:
                 chosen = [r for r in records if r.get(field) == value]
-                cells = [
-                    _interval_cell(
-                        bootstrap_interval(list(_means(question_scores(chosen, score)).values()))
-                    )
-                    for _, score in SCORES[task]
-                ]
+                cells = [_score_cell(chosen, score) for _, score in SCORES[task]]
                 questions = str(len({r["id"] for r in chosen}))
                 table.add_row(label, f"{field} {value}", questions, *cells)
                 label = ""
