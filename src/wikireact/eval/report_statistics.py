@@ -151,6 +151,9 @@ def paired_table(task: Task, scored: list[tuple[Run, list[dict[str, Any]]]]) -> 
             a = _means(question_scores(one_records, score))
             b = _means(question_scores(two_records, score))
             both = [q for q in common if q in a and q in b]
+            if not both:
+                deltas.append(Text("–"))
+                continue
             difference = paired_bootstrap_interval([a[q] for q in both], [b[q] for q in both])
             deltas.append(_interval_cell(difference, signed=True))
         table.add_row(
