@@ -61,7 +61,9 @@ def report_command(
     dirs: Annotated[
         list[Path] | None,
         typer.Argument(
-            metavar="DIR...", help="output directories of finished runs", show_default=False
+            metavar="DIR...",
+            help="output directories of runs (an unfinished one: reported as partial)",
+            show_default=False,
         ),
     ] = None,
     paper: Annotated[
@@ -88,9 +90,11 @@ def report_command(
         ),
     ] = None,
 ) -> None:
-    """Compare finished runs (each DIR holds a report.json): tables, and optionally a plot and a browser.
+    """Compare runs: tables with 95% intervals and paired tests, optionally a plot and a browser.
 
-    With --db URL --run NAME, the report of a shared run is rebuilt from the database first.
+    A run without report.json (still going, or stopped) is reported from what it has recorded,
+    marked partial. With --db URL --run NAME, the report of a shared run is rebuilt from the
+    database first.
     """
     from wikireact.cli.report_command import eval_report
     from wikireact.errors import EvalError
