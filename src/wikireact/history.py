@@ -33,6 +33,8 @@ class CheckpointSummary:
     """The episode's status then (None before the first step)."""
     next: tuple[str, ...]
     """The nodes that run next from this checkpoint (empty at the end)."""
+    parent_id: str | None = None
+    """The checkpoint it continues (None for the first): two with one parent are a fork."""
 
 
 def list_checkpoints(saver: BaseCheckpointSaver, thread_id: str) -> list[CheckpointSummary]:
@@ -40,13 +42,13 @@ def list_checkpoints(saver: BaseCheckpointSaver, thread_id: str) -> list[Checkpo
     config: RunnableConfig = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}
     if isinstance(saver, CompactSqliteSaver):
         return [
-            _summary(t.config, t.checkpoint["channel_values"], t.metadata)
+            _summary(t.config, t.checkpoint["channel_values"], t.metadata, t.parent_config)
             for t in saver.list_checkpoints(config)
         ]
     from wikireact.graph import build_graph
 
     return [
-        _summary(snap.config, dict(snap.values), snap.metadata, snap.next)
+        _summary(snap.config, dict(snap.values), snap.metadata, snap.parent_config, snap.next)
         for snap in build_graph(saver).get_state_history(config)
     ]
 
@@ -55,6 +57,7 @@ def _summary(
     config: RunnableConfig,
     values: dict[str, Any],
     metadata: Any,
+    parent: RunnableConfig | None,
     next_nodes: tuple[str, ...] | None = None,
 ) -> CheckpointSummary:
     if next_nodes is None:  # the nodes whose trigger holds a value not yet consumed
@@ -74,4 +77,5 @@ def _summary(
         steps=int(values.get("steps", 0)),
         status=values.get("status"),
         next=next_nodes,
+        parent_id=(parent or {}).get("configurable", {}).get("checkpoint_id"),
     )

@@ -7,28 +7,15 @@ page's address (`#tag=...&open=...`), the same state the filter controls write.
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import subprocess
 from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+from browser import dump_dom
 from test_report import make_runs
 from typer.testing import CliRunner
 
 from wikireact.cli.app import app
-
-
-def chromium() -> str:
-    """Return Debian's chromium, or skip (fail under CI=true, where .ci/run installs it)."""
-    found = shutil.which("chromium") or shutil.which("chromium-browser")
-    if found:
-        return found
-    reason = "headless Chromium is not installed (Debian: apt-get install -y chromium)"
-    if os.environ.get("CI", "").lower() == "true":
-        pytest.fail(reason + "; CI must have it (.ci/run installs it)")
-    pytest.skip(reason)
 
 
 class Dom(HTMLParser):
@@ -84,22 +71,8 @@ def page(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def render(page: Path, fragment: str, tmp_path: Path) -> Dom:
     """Load the page in headless Chromium and parse the DOM its script built."""
-    command = [
-        chromium(),
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-background-networking",
-        "--no-first-run",
-        "--disable-extensions",
-        f"--user-data-dir={tmp_path / 'profile'}",
-        "--dump-dom",
-        page.as_uri() + fragment,
-    ]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
-    assert done.returncode == 0, done.stderr[-2000:]
     dom = Dom()
-    dom.feed(done.stdout)
+    dom.feed(dump_dom(page, fragment, tmp_path / "profile"))
     return dom
 
 

@@ -398,6 +398,14 @@ def history(
     as_json: Annotated[
         bool, typer.Option("--json", help="print the audit trail as one JSON object")
     ] = False,
+    html_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--html",
+            metavar="FILE",
+            help="write a page to step through THREAD in a browser (one file, works offline)",
+        ),
+    ] = None,
 ) -> None:
     """Show THREAD as a transcript (question, status, answer, steps), then its checkpoints."""
     from contextlib import closing
@@ -414,6 +422,9 @@ def history(
         question = store.question(thread_id)
         graph = load_agent(store.agent(thread_id)).build_graph(store.saver)
         config = thread_config(thread_id)
+        if html_file is not None:
+            _write_thread_page(store, graph, thread_id, db, html_file)
+            return
         if as_json:
             print(
                 history_json(
@@ -443,6 +454,29 @@ def history(
                 f"steps {item.steps:>2}  next {','.join(item.next) or '-':<8}  "
                 f"status {item.status or '-'}"
             )
+
+
+def _write_thread_page(
+    store: Threads, graph: Any, thread_id: str, db: str | None, target: Path
+) -> None:
+    """Write THREAD's page (`wikireact.history_page`) to `target`; say where, or why not."""
+    from wikireact.cli.hints import resume_command
+    from wikireact.history_page import thread_page
+
+    page = thread_page(
+        graph,
+        store.saver,
+        thread_id=thread_id,
+        question=store.question(thread_id),
+        agent=store.agent(thread_id),
+        settings=store.context_fields(thread_id),
+        command=lambda checkpoint: resume_command(thread_id, db, checkpoint=checkpoint),
+    )
+    try:
+        target.write_text(page, encoding="utf-8")
+    except OSError as exc:
+        fail(f"cannot write {target}: {exc.strerror or exc}")
+    console.print(f"wrote {target}: open it in a browser (it needs no network)")
 
 
 @app.command("graph", cls=HelpCommand)
