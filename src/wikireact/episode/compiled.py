@@ -7,7 +7,7 @@ of `wikireact.graph`). It differs from a `CompiledStateGraph` in three ways:
   running it as a node) check each run at the door first (`wikireact.episode.admission`): the
   context, one episode per thread, one run per thread, approval without a checkpointer, a
   recursion limit below the agent's least (`least_limit`, `wikireact.episode.recursion`);
-  and each setting in its place (`wikireact.episode.placement`).
+  and each setting in its place, none in `config["configurable"]` (`wikireact.episode.placement`).
 - A run given no `recursion_limit` (neither in its config nor by a parent graph it runs in)
   gets `wikireact.context.RECURSION_LIMIT`, room for a budget of `MAX_STEPS` steps
   (LangGraph's default, 10,007 supersteps, would stop an episode at 2,501 steps). A limit
@@ -38,7 +38,7 @@ from langgraph.types import Interrupt
 
 from wikireact.context import RECURSION_LIMIT, Context
 from wikireact.episode.admission import admit, hold, thread_of, thread_seen
-from wikireact.episode.placement import check_placement, input_fields
+from wikireact.episode.placement import check_configurable, check_placement, input_fields
 from wikireact.episode.recursion import LeastLimit, least_limit_of
 from wikireact.state import InputState, OutputState, State
 
@@ -81,6 +81,7 @@ class EpisodeGraph(CompiledStateGraph[State, Context, InputState, OutputState]):
     ) -> Iterator[Any]:
         """Check the run at the door (`wikireact.episode.admission`), then stream it as LangGraph does."""
         check_placement(input, context, input_fields(self.builder.input_schema))
+        check_configurable(config, context)
         config = with_default_limit(config)
         thread = thread_of(self.checkpointer, config)
         with hold(thread):
@@ -100,6 +101,7 @@ class EpisodeGraph(CompiledStateGraph[State, Context, InputState, OutputState]):
     ) -> AsyncIterator[Any]:
         """Check the run at the door (`wikireact.episode.admission`), then stream it as LangGraph does."""
         check_placement(input, context, input_fields(self.builder.input_schema))
+        check_configurable(config, context)
         config = with_default_limit(config)
         thread = thread_of(self.checkpointer, config)
         with hold(thread):

@@ -5,6 +5,8 @@ are fields of its input schema, kept with the thread; the run settings every age
 (`max_steps`, `model`, ...) are `Context`'s. LangGraph drops an input key its schema does not
 have, and `Context.read` ignores a key it does not know, so a setting given in the wrong
 place would be lost without a word: the door refuses it in one line naming where it belongs.
+So is a `Context` field in `config["configurable"]` (LangGraph's habit before `context=`),
+unless the context gives it too: the LangGraph server mirrors a run's context there.
 """
 
 from __future__ import annotations
@@ -12,7 +14,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from wikireact.context import FIELD_NAMES
+from langchain_core.runnables.config import var_child_runnable_config
+
+from wikireact.context import FIELD_NAMES, Context
 from wikireact.errors import ConfigurationError
 
 
@@ -42,3 +46,26 @@ def check_placement(input: Any, context: Any, fields: frozenset[str]) -> None:
                     f"{key} is a context setting, not an input field: give it in the context "
                     f'(context={{"{key}": ...}})'
                 )
+
+
+def check_configurable(config: Mapping[str, Any] | None, context: Any) -> None:
+    """Refuse a `Context` setting in `config["configurable"]` that the context does not give.
+
+    Not inside a parent's run: its configurable, passed down, was checked at its own door.
+    Raises `ConfigurationError` with one line naming `context=`.
+    """
+    if var_child_runnable_config.get() is not None:
+        return
+    configurable = (config or {}).get("configurable") or {}
+    if isinstance(context, Context):
+        given: Any = context.given
+    elif isinstance(context, Mapping):
+        given = context
+    else:
+        given = {name for name in FIELD_NAMES if hasattr(context, name)}
+    for key in configurable:
+        if key in FIELD_NAMES and key not in given:
+            raise ConfigurationError(
+                f'{key} in config["configurable"] would be ignored: run settings are read '
+                f'from the context; give context={{"{key}": ...}}'
+            )
