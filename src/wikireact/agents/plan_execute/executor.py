@@ -42,7 +42,13 @@ from wikireact.context import Context
 from wikireact.episode.compiled import EpisodeGraph
 from wikireact.episode.recursion import has_room
 from wikireact.episode.stored_context import episode_context
-from wikireact.episode.sub_episode import COMPLETED, cut_update, sub_episode_config, was_cut
+from wikireact.episode.sub_episode import (
+    COMPLETED,
+    StepForwarder,
+    cut_update,
+    sub_episode_config,
+    was_cut,
+)
 from wikireact.models.call_metadata import CALL_OFFSET_KEY
 
 Executor = Callable[[PlanState, Runtime[Context]], dict[str, Any]]
@@ -73,16 +79,17 @@ def make_executor(react: EpisodeGraph) -> Executor:
         steps, calls = state.get("steps", 0), state.get("model_calls", 0)
         budget = min(read_limits(state).subgoal_steps, context.max_steps - steps)
         question = subgoal_question(state["question"], remaining[0], results, context.task)
+        number = len(results) + 1
+        forwarder = StepForwarder(runtime.stream_writer, steps, subgoal=number)
         episode = react.invoke(
             {"question": question},
-            sub_episode_config(state, {CALL_OFFSET_KEY: calls}),
+            sub_episode_config(state, {CALL_OFFSET_KEY: calls}, forwarder),
             context=Context.read(
                 {**context.as_dict(), **SUBGOAL_TASK, "max_steps": max(budget, 1)}
             ),
         )
         if was_cut(episode):  # the caller's recursion limit stopped it: not the sub-goal's result
             return {**kept, **cut_update(state)}
-        number = len(results) + 1
         return {
             **kept,
             **COMPLETED,

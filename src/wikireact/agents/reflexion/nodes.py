@@ -46,7 +46,13 @@ from wikireact.episode.compiled import EpisodeGraph
 from wikireact.episode.recursion import has_room
 from wikireact.episode.resources import Resources
 from wikireact.episode.stored_context import episode_context
-from wikireact.episode.sub_episode import COMPLETED, cut_update, sub_episode_config, was_cut
+from wikireact.episode.sub_episode import (
+    COMPLETED,
+    StepForwarder,
+    cut_update,
+    sub_episode_config,
+    was_cut,
+)
 from wikireact.models.call_metadata import CALL_OFFSET_KEY
 from wikireact.nodes.model_call import call_model as model_call
 from wikireact.nodes.model_call import reply_text, reply_tokens
@@ -83,9 +89,10 @@ def trial(
     number = len(state.get("trials") or []) + 1
     lessons = lessons_for(state)
     calls = state.get("model_calls", 0)
+    forwarder = StepForwarder(runtime.stream_writer, state.get("steps", 0), trial=number)
     out = episode.invoke(
         {"question": state["question"], "lessons": lessons},
-        sub_episode_config(state, {CALL_OFFSET_KEY: calls}),
+        sub_episode_config(state, {CALL_OFFSET_KEY: calls}, forwarder),
         context=context,
     )
     if was_cut(out):  # the caller's recursion limit stopped it: not an outcome to judge
