@@ -9,12 +9,13 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import RunnableConfig
 from langgraph.types import Command
+from rich.text import Text
 
 from wikireact.agents import DEFAULT_AGENT, load_agent
 from wikireact.agents.channels import agent_channels
 from wikireact.cli.approval import ApprovalPrompt
 from wikireact.cli.common import console, errors, fail, thread_config
-from wikireact.cli.display import result_json, show_result, show_step
+from wikireact.cli.display import clean, result_json, show_result, show_step
 from wikireact.context import Context
 from wikireact.episode.audit import signed
 from wikireact.errors import (
@@ -76,7 +77,23 @@ def _drive(
             quiet=quiet,
             start=start,
             reviewer=reviewer,
+            live_text=_streams_tokens(model),
         )
+
+
+def _streams_tokens(model: BaseChatModel | None) -> bool:
+    """Whether `model` writes its replies token by token (the local llama.cpp models)."""
+    if model is None or type(model).__module__ != "wikireact.models.local.llama":
+        return False  # imported only when it is already in use
+    from wikireact.models.local.llama import LlamaCppChatModel
+
+    return isinstance(model, LlamaCppChatModel)
+
+
+def _writing(text: str) -> Text:
+    """Return the live status line while the model writes: the end of its latest line so far."""
+    line = text.rstrip("\n").rsplit("\n", 1)[-1]
+    return Text.assemble(("Writing: ", "dim"), clean(line)[-120:])
 
 
 @contextmanager
@@ -107,8 +124,12 @@ def _drive_graph(
     quiet: bool,
     start: RunnableConfig | None,
     reviewer: str | None,
+    live_text: bool = False,
 ) -> dict[str, Any]:
-    """Run `graph` on the thread until it ends or waits for a decision it cannot get."""
+    """Run `graph` on the thread until it ends or waits for a decision it cannot get.
+
+    With `live_text` the status line shows the model's reply as it is written.
+    """
     config = thread_config(thread_id)
     run_config = start or config
     prompt = ApprovalPrompt(errors)
@@ -119,14 +140,15 @@ def _drive_graph(
             if pending.interrupts and context.approve:
                 thought_shown.add(_proposed_step(pending))
                 payload = Command(resume=signed(_decide(prompt, pending), reviewer))
-        with console.status("Thinking…", spinner="dots") if not quiet else nullcontext():
+        modes = ["updates", "custom", *(["messages"] if live_text and not quiet else [])]
+        with console.status("Thinking…", spinner="dots") if not quiet else nullcontext() as status:
+            written: dict[str | None, str] = {}  # the text of each model call so far
             for mode, chunk in graph.stream(
-                payload,
-                run_config,
-                context=context,
-                stream_mode=["updates", "custom"],
-                durability="sync",
+                payload, run_config, context=context, stream_mode=modes, durability="sync"
             ):
+                if mode == "messages" and status is not None:
+                    text = written[chunk[0].id] = written.get(chunk[0].id, "") + chunk[0].text
+                    status.update(_writing(text))
                 if mode == "custom" and not quiet and isinstance(chunk, dict):
                     show_step(console, chunk, thought=chunk.get("step") not in thought_shown)
         run_config, payload = config, None

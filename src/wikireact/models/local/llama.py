@@ -22,15 +22,18 @@ import atexit
 import ctypes
 import functools
 import os
+import queue
 import re
 import threading
+from collections.abc import Callable, Iterator
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, SystemMessage
+from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from pydantic import ConfigDict, PrivateAttr
 
 from wikireact._extras import missing_extra
@@ -48,6 +51,10 @@ GEMMA_ARCHITECTURES = frozenset({"gemma", "gemma2", "gemma3"})
 _NATIVE_LOCK = threading.Lock()
 """Serialises loading native models (it juggles the process's stdout/stderr descriptors)."""
 _END_OF_TURN = "<end_of_turn>"
+_TEXT_SINK: ContextVar[Callable[[str], None] | None] = ContextVar("_TEXT_SINK", default=None)
+"""Where `_decode` sends each piece of text as it is written (`LlamaCppChatModel._stream`)."""
+_DONE = object()
+"""The end of a streamed call's pieces."""
 INSTALL_HINT = missing_extra("the local model needs", "offline")
 
 
@@ -212,6 +219,42 @@ class LlamaCppChatModel(BaseChatModel):
         )
         return ChatResult(generations=[ChatGeneration(message=message)])
 
+    def _stream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> Iterator[ChatGenerationChunk]:
+        """Yield the reply as it is written: one chunk per piece of text, then its token counts.
+
+        The same call as `_generate`, run on a worker thread that hands each piece over as
+        llama.cpp writes it (`_TEXT_SINK`); the chunks add up to `_generate`'s message.
+        """
+        pieces: queue.Queue[Any] = queue.Queue()
+        outcome: dict[str, Any] = {}
+
+        def generate() -> None:
+            _TEXT_SINK.set(pieces.put)  # this thread's own context
+            try:
+                outcome["result"] = self._generate(messages, stop, **kwargs)
+            except BaseException as exc:  # raised again in the caller's thread
+                outcome["error"] = exc
+            finally:
+                pieces.put(_DONE)
+
+        worker = threading.Thread(target=generate, name="wikireact-llama-stream", daemon=True)
+        worker.start()
+        while (piece := pieces.get()) is not _DONE:
+            if run_manager is not None:
+                run_manager.on_llm_new_token(piece)
+            yield ChatGenerationChunk(message=AIMessageChunk(content=piece))
+        worker.join()
+        if "error" in outcome:
+            raise outcome["error"]
+        usage = outcome["result"].generations[0].message.usage_metadata
+        yield ChatGenerationChunk(message=AIMessageChunk(content="", usage_metadata=usage))
+
 
 _LOG_CALLBACK: Any = None
 
@@ -253,16 +296,21 @@ def _decode(
     """Continue `prompt` (greedy unless `sampling` says otherwise); return the text and its tokens.
 
     Decoding stops at the first complete action: a step is one action (tiny models ramble on).
+    Each piece of text also goes to the current `_TEXT_SINK`, if any, as it is written.
     """
     text, tokens = "", 0
+    sink = _TEXT_SINK.get()
     constraint = _constraint(client, grammar, float(sampling["temperature"]))
     try:
         chunks = client.create_completion(
             prompt=prompt, max_tokens=max_tokens, stream=True, **constraint, **sampling
         )
         for chunk in chunks:
-            text += chunk["choices"][0]["text"]
+            piece = chunk["choices"][0]["text"]
+            text += piece
             tokens += 1
+            if sink is not None and piece:
+                sink(piece)
             if has_complete_action(text):
                 break
         chunks.close()
