@@ -201,6 +201,8 @@ def thread_page(
         if head not in heads:
             at: RunnableConfig = {"configurable": {"thread_id": thread_id, "checkpoint_id": head}}
             heads[head] = graph.get_state(at).values
+    if current.interrupts and current_id is not None:  # shown as the branch's status
+        heads[str(current_id)] = {**current.values, "status": "waiting for approval"}
     data = page_data(
         thread_id=thread_id,
         question=question,

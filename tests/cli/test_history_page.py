@@ -75,7 +75,7 @@ class Page(HTMLParser):
             self.forks += 1
         elif "record" in classes:
             self.records += 1
-        if ident in SHOWN or ident == "question":
+        if ident in SHOWN or ident in ("question", "meta"):
             self._capture = ident
             self.texts[ident] = ""
 
@@ -223,6 +223,26 @@ def test_a_thousand_step_thread_stays_usable(
     assert picked.texts["command"] == resume_command("long", db, checkpoint=middle)
     beyond = render(page, "#step=5000", tmp_path)  # an address past the end shows the last step
     assert beyond.step == "1000"
+
+
+def test_approval_decisions_and_a_pause_are_shown(tmp_path: Path, snapshot_db: Path) -> None:
+    db = tmp_path / "threads.db"
+    args = [
+        "ask",
+        QUESTION,
+        "--model",
+        write_script(tmp_path, GOOD_RUN),
+        "--wiki",
+        str(snapshot_db),
+    ]
+    args += ["--db", str(db), "--thread-id", "a", "--approve", "--reviewer", "ann"]
+    paused = runner.invoke(app, args, input="y\nn\nnot yet\n")  # yes, no (why), then no answer
+    assert paused.exit_code != 0
+    page = write_page(db, "a", tmp_path / "a.html")
+    first, second = render(page, "#step=1", tmp_path), render(page, "#step=2", tmp_path)
+    assert first.texts["approval"] == "approved by ann"
+    assert second.texts["approval"] == "rejected by ann — not yet"
+    assert "waiting for approval" in first.texts["meta"]
 
 
 def test_an_unwritable_page_is_refused_in_one_line(tmp_path: Path, snapshot_db: Path) -> None:
