@@ -11,7 +11,7 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[2] / "src" / "wikireact"
 
 LAYERS: list[tuple[str, ...]] = [
-    ("errors", "_paths", "_extras", "_json_text", "protocols"),
+    ("errors", "_paths", "_extras", "_json_text", "protocols", "html_page"),
     ("state", "context"),
     ("storage",),
     ("prompting", "wiki"),
@@ -19,7 +19,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("episode",),
     ("nodes",),
     ("graph", "agents"),
-    ("fork", "tool", "history"),
+    ("fork", "tool", "history", "history_page"),
     ("eval",),
     ("cli", "__main__"),
 ]

@@ -14,74 +14,34 @@ while it runs, its namespace after).
 Without a checkpointer nothing is kept and nothing can continue; the caller still stops
 rather than taking the cut episode as its result.
 
-A nested episode's step events (`wikireact.nodes.observe`) stream under its own namespace,
-seen only with `subgraphs=True`; `StepForwarder` passes each on to the caller's `custom`
-stream too, numbered in the whole episode, so every agent streams one step event per step
-at the top level. Its status there is `running`: the caller decides the episode's outcome.
+A nested episode's step events stream under its own namespace, seen only with
+`subgraphs=True`; the caller passes them on to its own stream with a callback given here
+(`wikireact.agents.nested_steps`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
-from uuid import UUID
 
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.runnables import RunnableConfig
-from langchain_core.runnables.config import var_child_runnable_config
 from langgraph.config import get_config
-from langgraph.types import StreamWriter
-
-from wikireact.nodes.observe import STEP_EVENT
 
 CUT_STATUS = "recursion_limit"
 """The status of an episode the recursion limit stopped (resumable, not an outcome)."""
 
 
-class StepForwarder(BaseCallbackHandler):
-    """Passes a nested episode's step events on to the caller's `custom` stream (see the module)."""
-
-    def __init__(self, writer: StreamWriter, steps_before: int, **tags: Any) -> None:
-        """Forward to `writer`, numbering steps after `steps_before`, with `tags` (sub-goal, trial).
-
-        Made inside the caller's node: its config is kept, since LangGraph's writer tells the
-        namespace of an event by the config current when it is written.
-        """
-        self.writer, self.steps_before, self.tags = writer, steps_before, tags
-        self.config = get_config()
-
-    def on_custom_event(
-        self,
-        name: str,
-        data: Any,
-        *,
-        run_id: UUID,
-        tags: Any = None,
-        metadata: Any = None,
-        **kwargs: Any,
-    ) -> None:
-        """Write a step event, renumbered, to the caller's stream, in the caller's namespace."""
-        if (
-            name != STEP_EVENT
-            or not isinstance(data, Mapping)
-            or not isinstance(data.get("step"), int)
-        ):
-            return
-        event = {**data, "step": self.steps_before + data["step"], **self.tags, "status": "running"}
-        token = var_child_runnable_config.set(self.config)
-        try:
-            self.writer(event)
-        finally:
-            var_child_runnable_config.reset(token)
-
-
 def sub_episode_config(
-    state: Mapping[str, Any], metadata: dict[str, Any], forwarder: StepForwarder | None = None
+    state: Mapping[str, Any],
+    metadata: dict[str, Any],
+    forwarder: BaseCallbackHandler | None = None,
 ) -> RunnableConfig:
     """Return the config a node runs its nested episode with: in the cut one's namespace, if any.
 
     Called inside the node. `state` is the caller's (its `cut_episode`); `metadata` the
-    run's (the model-call offset); `forwarder` passes its step events on. A fresh episode
+    run's (the model-call offset); `forwarder` passes its step events on
+    (`wikireact.agents.nested_steps.StepForwarder`). A fresh episode
     inherits the node's task namespace, as LangGraph gives it.
     """
     config: RunnableConfig = {"metadata": metadata}

@@ -29,6 +29,7 @@ from typing import Any, cast
 
 from langgraph.runtime import Runtime
 
+from wikireact.agents.nested_steps import StepForwarder
 from wikireact.agents.plan_execute.prompts import subgoal_question
 from wikireact.agents.plan_execute.state import (
     PlanAuditRecord,
@@ -42,13 +43,7 @@ from wikireact.context import Context
 from wikireact.episode.compiled import EpisodeGraph
 from wikireact.episode.recursion import has_room
 from wikireact.episode.stored_context import episode_context
-from wikireact.episode.sub_episode import (
-    COMPLETED,
-    StepForwarder,
-    cut_update,
-    sub_episode_config,
-    was_cut,
-)
+from wikireact.episode.sub_episode import COMPLETED, cut_update, sub_episode_config, was_cut
 from wikireact.models.call_metadata import CALL_OFFSET_KEY
 
 Executor = Callable[[PlanState, Runtime[Context]], dict[str, Any]]

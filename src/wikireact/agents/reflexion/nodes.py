@@ -31,6 +31,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.config import get_config
 from langgraph.runtime import Runtime
 
+from wikireact.agents.nested_steps import StepForwarder
 from wikireact.agents.reflexion.evaluator import judge_against_gold, judge_without_gold, read_check
 from wikireact.agents.reflexion.memory import keep_lesson, read_lessons
 from wikireact.agents.reflexion.prompts import check_messages, reflection_messages
@@ -46,13 +47,7 @@ from wikireact.episode.compiled import EpisodeGraph
 from wikireact.episode.recursion import has_room
 from wikireact.episode.resources import Resources
 from wikireact.episode.stored_context import episode_context
-from wikireact.episode.sub_episode import (
-    COMPLETED,
-    StepForwarder,
-    cut_update,
-    sub_episode_config,
-    was_cut,
-)
+from wikireact.episode.sub_episode import COMPLETED, cut_update, sub_episode_config, was_cut
 from wikireact.models.call_metadata import CALL_OFFSET_KEY
 from wikireact.nodes.model_call import call_model as model_call
 from wikireact.nodes.model_call import reply_text, reply_tokens
