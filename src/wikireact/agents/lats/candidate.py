@@ -5,7 +5,9 @@ then ReAct's `parse` (the same parser, FEVER labels, the repetition rule), `act`
 `route_after_parse` sends it there (the approval gate, the environment, the observation
 fence and cap), and `observe` (the step's status, its audit record, the live step event)
 run on the parent's ReAct state, folded from the tree (`tree.react_state`). Their writes
-are merged as LangGraph's reducers would merge them; the child keeps them (`KEPT`).
+are merged as LangGraph's reducers would merge them; the child keeps them (`KEPT`). The
+live step event `observe` would write (numbered in its branch) is not streamed: the search's
+`act` streams its own, numbered in the whole search.
 
 The candidates of LATS are text under both protocols (as ReWOO's plan is): the nodes are
 given the run's settings with `protocol="text"`.
@@ -44,7 +46,7 @@ def run_candidate(
     (page, cursors, pages read) and observe's (trajectory, usage, audit, steps,
     proposals, status, answer). `parent["context"]` must be `text_context`'s settings.
     """
-    own = runtime.override(context=Context.read(parent["context"]))
+    own = runtime.override(context=Context.read(parent["context"]), stream_writer=_unstreamed)
     state: dict[str, Any] = {**parent, "current": new_step(raw=raw)}
     writes: dict[str, Any] = {}
     _apply(state, writes, parse(_as_state(state), own))
@@ -52,6 +54,10 @@ def run_candidate(
         _apply(state, writes, act(_as_state(state), own, config, resources))
     _apply(state, writes, observe(_as_state(state), own))
     return writes
+
+
+def _unstreamed(event: Any) -> None:
+    """Drop a branch-numbered step event (the search streams its own)."""
 
 
 def _apply(state: dict[str, Any], writes: dict[str, Any], update: Mapping[str, Any]) -> None:

@@ -123,10 +123,13 @@ def act(
         status=writes["status"],
         update=kept_update(writes),
     )
+    steps = state.get("steps", 0) + 1
+    event = {"step": steps, **writes["trajectory"][0], "status": writes["status"]}
+    runtime.stream_writer({**event, "node": node["id"]})  # the live step event, as ReAct's
     return {
         "tree": [node],
         "acted": acted + 1,
-        "steps": state.get("steps", 0) + 1,
+        "steps": steps,
         "trajectory": [
             cast(LatsStep, {**writes["trajectory"][0], "node": node["id"], "parent": leaf})
         ],
