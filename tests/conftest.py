@@ -92,6 +92,8 @@ def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Pa
     for name in [n for n in os.environ if n.startswith("WIKIREACT_")] + ["GROQ_API_KEY"]:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("WIKIREACT_DATA_DIR", str(tmp_path / "data"))
+    # the paper's protocol unless a test asks for verify_finish (on by default outside tests)
+    monkeypatch.setenv("WIKIREACT_VERIFY_FINISH", "off")
     yield tmp_path / "data"
     close_sources()
 

@@ -172,6 +172,17 @@ class Context:
             "(resume with approve, an edited action, or a rejection). Env: WIKIREACT_APPROVE.",
         },
     )
+    verify_finish: bool = field(
+        default_factory=lambda: read_flag(
+            "WIKIREACT_VERIFY_FINISH", os.environ.get("WIKIREACT_VERIFY_FINISH", "") or "on"
+        ),
+        metadata={
+            "json_schema_extra": _shows_default("verify_finish"),
+            "description": "A Finish whose answer appears in no observation is sent back once "
+            "(one step) before it ends the episode; finishing again with it ends it unsupported. "
+            "Off in eval for the paper's methods. Env: WIKIREACT_VERIFY_FINISH (default on).",
+        },
+    )
     method: Literal["react", "act"] = field(
         default="react",
         metadata={
@@ -233,6 +244,7 @@ class Context:
         for name in NUMBER_FIELDS:
             setattr(self, name, read_int(name, getattr(self, name)))
         self.approve = read_flag("approve", self.approve)
+        self.verify_finish = read_flag("verify_finish", self.verify_finish)
 
     @property
     def given(self) -> frozenset[str]:

@@ -17,6 +17,7 @@ from langgraph.managed import RemainingSteps
 from pydantic import ConfigDict, with_config
 from typing_extensions import NotRequired, TypedDict
 
+from wikireact.evidence.records import Citation, ShownSentence
 from wikireact.protocols.text import ActionName
 from wikireact.protocols.tools import ToolCallRecord
 
@@ -43,11 +44,12 @@ ENDED: frozenset[str] = frozenset(
 )
 """Statuses of an ended episode; `invalid_plan` is a planning agent's (two malformed plans),
 `no_answer` ReWOO's (a solver reply without Finish)."""
-StepKind = Literal["executed", "invalid", "repeat", "finish", "rejected", "plan"]
+StepKind = Literal["executed", "invalid", "repeat", "finish", "rejected", "plan", "unverified"]
 """What a step was: `executed` (a Search/Lookup ran), `invalid` (format error), `repeat` (the
 same action in the same environment state as an earlier step: not executed), `finish`,
-`rejected` (a human reviewer refused it: not executed), or `plan` (a planning agent's valid
-plan, e.g. ReWOO's: its steps follow)."""
+`rejected` (a human reviewer refused it: not executed), `plan` (a planning agent's valid
+plan, e.g. ReWOO's: its steps follow), or `unverified` (a Finish sent back once by
+`verify_finish`: its answer appeared in no observation; see `wikireact.evidence.verify`)."""
 
 
 DESCRIBED = with_config(ConfigDict(use_attribute_docstrings=True))
@@ -165,6 +167,8 @@ class Step(TypedDict):
     """The model's raw output for this step, after cutting any made-up observation."""
     calls: NotRequired[list[ToolCallRecord]]
     """Tools protocol only: the tool calls of the model's reply (to replay the conversation)."""
+    shown: NotRequired[list[ShownSentence]]
+    """An executed Search/Lookup: the page sentences its observation showed (title, index)."""
 
 
 class CurrentStep(TypedDict, total=False):
@@ -199,6 +203,8 @@ class CurrentStep(TypedDict, total=False):
     ended_at: str | None
     approval: Approval | None
     """The reviewer's decision, written by `act` in approval mode."""
+    shown: list[ShownSentence]
+    """The page sentences the observation shows (`wikireact.evidence.shown`), written by `act`."""
 
 
 EMPTY_STEP = CurrentStep(
@@ -218,6 +224,7 @@ EMPTY_STEP = CurrentStep(
     started_at=None,
     ended_at=None,
     approval=None,
+    shown=[],
 )
 """Every field of a step in progress at its empty value (`current` merges partial writes)."""
 
@@ -269,6 +276,11 @@ class OutputState(TypedDict):
     """One record of facts per step (see `AuditRecord`); `wikireact history THREAD --json`."""
     model_calls: int
     """Calls made to the model so far (ReAct: one per step); every agent's output has it."""
+    citations: list[Citation]
+    """Once ended: the sentences the environment showed that the answer rests on (step, page
+    title, the page's sentence index, the sentence, the cited span); see `wikireact.evidence`."""
+    supported: bool
+    """Once ended: whether the shown sentences support the answer (False without an answer)."""
 
 
 @DESCRIBED

@@ -48,6 +48,7 @@ def settle(stored: Mapping[str, Any] | None, context: object) -> Context:
     if not stored:
         return Context.read(context)
     kept = {name: stored[name] for name in FIELD_NAMES if name in stored}
+    kept.setdefault("verify_finish", False)  # episodes begun before it ran without it
     requested = Context.read(context) if context is not None else None
     changes = {name: getattr(requested, name) for name in requested.given} if requested else {}
     for name in sorted(FIXED & changes.keys() & kept.keys()):

@@ -118,6 +118,8 @@ class EvalConfig:
     """hotpotqa: questions and short answers; fever: claims and their three labels."""
     order: Order = "paper"
     """Which questions `limit` takes: the paper's seeded sample, or the file's first ones."""
+    verify_finish: bool = False
+    """Send an unseen answer back once (`Context.verify_finish`); off: the paper's protocol."""
 
     def __post_init__(self) -> None:
         """Reject numbers that mean nothing, with a one-line reason."""
@@ -159,6 +161,7 @@ class EvalConfig:
             "method": "act" if self.method == "act" else "react",
             "protocol": self.protocol,
             "task": self.task,
+            "verify_finish": self.verify_finish,
         }
         unset = sorted({f.name for f in fields(Context)} - values.keys())
         if unset:  # a new Context field must be decided here, not read from the environment
@@ -262,6 +265,7 @@ def _prepare_out(out: Path, settings: dict[str, Any], resume: bool) -> None:
             raise EvalError(f"cannot resume {out}: {SETTINGS} is not a JSON object")
         previous.setdefault("task", "hotpotqa")  # runs recorded before FEVER were HotpotQA's
         previous.setdefault("order", "paper")  # and before --order, the paper's sample
+        previous.setdefault("verify_finish", False)  # and before verify_finish, without it
         changed = sorted(
             k
             for k in previous.keys() | settings.keys()

@@ -25,6 +25,7 @@ from wikireact.episode.audit import utc_now
 from wikireact.episode.resources import DEFAULT_RESOURCES, Resources
 from wikireact.episode.stored_context import episode_context
 from wikireact.errors import WikiOutageError
+from wikireact.evidence.shown import lookup_shown, search_shown
 from wikireact.prompting.quoting import sanitize_observation
 from wikireact.protocols.labels import as_verdict
 from wikireact.protocols.text import Action, FormatError
@@ -91,6 +92,7 @@ def _run(
     before = source.requests
     started_at = utc_now()
     update: dict[str, Any] = {}
+    cap = context.observation_cap
     if action.name == "Search":
         found = search(source, action.argument)
         if found.unavailable:
@@ -103,19 +105,24 @@ def _run(
         }
         if found.page_title is not None and found.page_title not in state.get("pages_read", []):
             update["pages_read"] = [found.page_title]
-        observation = found.observation
+        observation = truncate(sanitize_observation(found.observation), cap)
+        shown = search_shown(found.page_title, found.sentences, observation)
     else:
         looked = lookup(
             state.get("page_sentences"), state.get("lookup_cursors") or {}, action.argument
         )
         update["lookup_cursors"] = looked.cursors
-        observation = looked.observation
+        observation = truncate(sanitize_observation(looked.observation), cap)
+        shown = lookup_shown(
+            state.get("page_title"), state.get("page_sentences"), looked.sentence_index, observation
+        )
     return {
         **update,
         "current": CurrentStep(
             **edited,
             kind="executed",
-            observation=truncate(sanitize_observation(observation), context.observation_cap),
+            observation=observation,
+            shown=shown,
             wiki_requests=source.requests - before,
             started_at=started_at,
             ended_at=utc_now(),

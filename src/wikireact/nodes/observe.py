@@ -21,8 +21,9 @@ from wikireact.context import RECURSION_LIMIT, SUPERSTEPS_PER_STEP, Context
 from wikireact.episode.audit import audit_record
 from wikireact.episode.recursion import has_room
 from wikireact.episode.stored_context import episode_context
+from wikireact.evidence import answer_evidence
 from wikireact.protocols.text import VALID_ACTIONS_HINT
-from wikireact.state import CurrentStep, State, Status, Step, StepKind, StepUsage
+from wikireact.state import ENDED, CurrentStep, State, Status, Step, StepKind, StepUsage
 from wikireact.wiki.repetition import times_proposed
 
 COUNTED: frozenset[StepKind] = frozenset({"executed", "repeat"})
@@ -61,6 +62,8 @@ def observe(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     )
     if context.protocol == "tools":
         step["calls"] = current.get("calls") or []
+    if kind == "executed" and "shown" in current:  # absent: a step begun before it was kept
+        step["shown"] = current.get("shown") or []
     usage = StepUsage(
         step=number,
         input_tokens=current.get("input_tokens", 0),
@@ -70,8 +73,13 @@ def observe(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     event = {"step": number, **step, "status": status}
     runtime.stream_writer(event)
     dispatch_custom_event(STEP_EVENT, event)
+    evidence = {}
+    if status in ENDED:
+        trajectory = [*(state.get("trajectory") or []), step]
+        evidence = answer_evidence(trajectory, answer, question=state.get("question") or "")
     return {
         **kept,
+        **evidence,
         "trajectory": [step],
         "usage": [usage],
         "audit": [audit_record(number, kind, current, step["observation"], context.protocol)],

@@ -19,6 +19,7 @@ from langgraph.runtime import Runtime
 
 from wikireact.context import Context
 from wikireact.episode.stored_context import episode_context
+from wikireact.evidence.verify import finish_check
 from wikireact.protocols.labels import as_verdict
 from wikireact.protocols.text import Action, ParsedOutput, parse_output
 from wikireact.protocols.tools import parse_tool_calls
@@ -56,6 +57,23 @@ def parse(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     kind: StepKind | None = (
         "finish" if action["name"] == "Finish" else ("repeat" if repeat_of is not None else None)
     )
+    checked = None
+    if kind == "finish" and context.verify_finish:
+        checked = finish_check(state.get("trajectory") or [], action["argument"])
+    if checked is not None:  # sent back once: the message is the step's observation
+        return {
+            **kept,
+            "current": CurrentStep(
+                thought=thought,
+                action=action,
+                action_text=str(parsed.result),
+                format_error=None,
+                kind="unverified",
+                state_key=None,
+                repeat_of=None,
+                observation=checked,
+            ),
+        }
     return {
         **kept,
         "current": CurrentStep(

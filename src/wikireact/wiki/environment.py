@@ -38,6 +38,8 @@ class LookupOutcome:
 
     observation: str
     cursors: dict[str, int]
+    sentence_index: int | None = None
+    """The index among the page's sentences of the sentence shown (None: none was shown)."""
 
 
 def truncate(text: str, cap: int) -> str:
@@ -83,9 +85,10 @@ def lookup(sentences: list[str] | None, cursors: dict[str, int], keyword: str) -
     if not sentences:
         return LookupOutcome(NO_PAGE_OPEN, dict(cursors))
     key = lookup_key(keyword)
-    matches = [s for s in sentences if key in s.casefold()]
+    matches = [i for i, s in enumerate(sentences) if key in s.casefold()]
     shown = cursors.get(key, 0)
     if shown >= len(matches):
         return LookupOutcome("No more results.", {**cursors, key: shown})
-    observation = f"(Result {shown + 1} / {len(matches)}) {matches[shown]}"
-    return LookupOutcome(observation, {**cursors, key: shown + 1})
+    index = matches[shown]
+    observation = f"(Result {shown + 1} / {len(matches)}) {sentences[index]}"
+    return LookupOutcome(observation, {**cursors, key: shown + 1}, index)
