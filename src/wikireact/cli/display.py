@@ -15,6 +15,8 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
+from wikireact.evidence.excerpt import excerpt, source_label
+
 STATUS_STYLE = {
     "finished": "bold green",
     "budget_exhausted": "bold yellow",
@@ -108,6 +110,7 @@ def show_result(console: Console, result: dict[str, Any], thread_id: str) -> Non
     tokens_in = sum(u["input_tokens"] for u in usage)
     tokens_out = sum(u["output_tokens"] for u in usage)
     console.print(labelled("Answer:", "bold", answer_text(result)))
+    show_evidence(console, result)
     console.print(
         Text.assemble(
             (f"Status: {status}", STATUS_STYLE.get(status, "bold")),
@@ -116,6 +119,31 @@ def show_result(console: Console, result: dict[str, Any], thread_id: str) -> Non
             clean(thread_id),
         )
     )
+
+
+EVIDENCE_SHOWN = 3
+"""Citations the live view prints after the answer (`--json` has all of them)."""
+
+
+def show_evidence(console: Console, result: dict[str, Any]) -> None:
+    """Print the sentences the answer rests on, the cited span marked; or say there are none."""
+    if result.get("answer") is None or "supported" not in result:
+        return
+    citations = result.get("citations") or []
+    if not citations:
+        console.print(labelled("Evidence:", "bold", "none: the answer appears in no observation"))
+    for citation in citations[:EVIDENCE_SHOWN]:
+        before, span, after = excerpt(citation)
+        console.print(
+            Text.assemble(
+                ("Evidence:", "bold"),
+                f' {clean(source_label(citation))}: "{clean(before)}',
+                (clean(span), "bold underline"),
+                f'{clean(after)}"',
+            )
+        )
+    if len(citations) > EVIDENCE_SHOWN:
+        console.print(Text(f"  (and {len(citations) - EVIDENCE_SHOWN} more: see --json)"))
 
 
 def model_calls(result: dict[str, Any]) -> int:
@@ -173,6 +201,8 @@ def result_json(result: dict[str, Any], thread_id: str) -> str:
             "trajectory": result.get("trajectory", []),
             "usage": result.get("usage", []),
             "model_calls": model_calls(result),
+            "citations": result.get("citations", []),
+            "supported": result.get("supported"),
             "thread_id": thread_id,
             **{key: result[key] for key in AGENT_OUTPUTS if key in result},
         }

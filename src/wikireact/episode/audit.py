@@ -86,6 +86,8 @@ def history_json(
             "settings": settings,
             "status": values.get("status", "running"),
             "answer": values.get("answer"),
+            "citations": values.get("citations", []),
+            "supported": values.get("supported"),
             "steps": values.get("audit", []),
         },
         ensure_ascii=False,

@@ -37,16 +37,20 @@ def answer_evidence(
     *,
     question: str = "",
     first: int = 0,
+    thought: str | None = None,
 ) -> dict[str, Any]:
     """Return the state update of an ended episode: `citations` and `supported`.
 
     `first`: steps before this index of `trajectory` are not the answer's (an earlier
-    Reflexion trial). Every agent writes this when its episode ends.
+    Reflexion trial). `thought`: the reasoning that gave the answer when it is no step's
+    (Plan-and-Execute's replanner); default: the last Thought. Every agent writes this
+    when its episode ends.
     """
-    citations = cite(trajectory, answer, question=question, first=first)
+    said = last_thought(trajectory, first) if thought is None else thought
+    citations = cite(trajectory, answer, question=question, first=first, thought=said)
     return {
         "citations": citations,
-        "supported": _supported(trajectory, answer, question, citations, first),
+        "supported": _supported(trajectory, answer, question, citations, first, said),
     }
 
 
@@ -56,8 +60,12 @@ def cite(
     *,
     question: str = "",
     first: int = 0,
+    thought: str | None = None,
 ) -> list[Citation]:
-    """Return the citations of `answer` over the shown sentences of `trajectory[first:]`."""
+    """Return the citations of `answer` over the shown sentences of `trajectory[first:]`.
+
+    `thought`: what a yes/no answer or a label is read against (default: the last Thought).
+    """
     if not answer or not answer.strip():
         return []
     shown = shown_in(trajectory, first)
@@ -67,7 +75,7 @@ def cite(
             for step, s in shown
             if (span := answer_span(s["sentence"], answer))
         ]
-    thought = last_thought(trajectory, first)
+    thought = last_thought(trajectory, first) if thought is None else thought
     cited = [
         _citation(step, s, span)
         for step, s in shown
@@ -158,6 +166,7 @@ def _supported(
     question: str,
     citations: list[Citation],
     first: int,
+    thought: str,
 ) -> bool:
     if not answer or not answer.strip():
         return False
@@ -166,7 +175,7 @@ def _supported(
     shown = shown_in(trajectory, first)
     if normalize_label(answer) == "NOT ENOUGH INFO":
         return bool(shown)
-    pages = compared_pages(shown, question, last_thought(trajectory, first))
+    pages = compared_pages(shown, question, thought)
     cited = {c["title"] for c in citations}
     return bool(citations) and all(page in cited for page in pages)
 

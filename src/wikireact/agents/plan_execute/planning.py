@@ -36,6 +36,7 @@ from wikireact.agents.plan_execute.state import (
 from wikireact.context import Context, Task, validate_question
 from wikireact.episode.resources import DEFAULT_RESOURCES, Resources
 from wikireact.episode.stored_context import episode_context
+from wikireact.evidence import answer_evidence
 from wikireact.nodes.model_call import call_model as model_call
 from wikireact.nodes.model_call import reply_text, reply_tokens
 from wikireact.prompting.react import STOP_SEQUENCES
@@ -122,9 +123,13 @@ def _ask(
         return update
     update["invalid_replies"] = 0
     if reply.finish is not None:
-        return update | {"status": "finished", "answer": reply.finish, "plan": []}
+        question = str(state.get("question") or "")
+        trajectory = state.get("trajectory") or []
+        cited = answer_evidence(trajectory, reply.finish, question=question, thought=text)
+        return update | cited | {"status": "finished", "answer": reply.finish, "plan": []}
     if goals_left <= 0:
-        return update | {"status": "budget_exhausted", "plan": list(reply.subgoals)}
+        unanswered = answer_evidence([], None)
+        return update | unanswered | {"status": "budget_exhausted", "plan": list(reply.subgoals)}
     # "running" also reopens an episode that had run out of budget (a run raised it).
     return update | {"status": "running", "plan": list(reply.subgoals[:goals_left])}
 

@@ -18,6 +18,7 @@ from typing_extensions import NotRequired, TypedDict
 
 from wikireact.context import read_int
 from wikireact.errors import ConfigurationError
+from wikireact.evidence.records import Citation
 from wikireact.state import (
     DESCRIBED,
     FULL_VALUE_EVERY,
@@ -148,6 +149,10 @@ class PlanOutput(TypedDict):
         list[PlanRecord], DeltaChannel(append_items, snapshot_frequency=FULL_VALUE_EVERY)
     ]
     """Every planner and replanner reply, as read."""
+    citations: list[Citation]
+    """Once ended: the shown sentences (of every sub-goal's steps) the answer rests on."""
+    supported: bool
+    """Once ended: whether the shown sentences support the answer (False without an answer)."""
 
 
 class PlanState(PlanInput, PlanOutput, total=False):

@@ -48,6 +48,7 @@ from wikireact.episode.recursion import has_room
 from wikireact.episode.resources import Resources
 from wikireact.episode.stored_context import episode_context
 from wikireact.episode.sub_episode import COMPLETED, cut_update, sub_episode_config, was_cut
+from wikireact.evidence import answer_evidence
 from wikireact.models.call_metadata import CALL_OFFSET_KEY
 from wikireact.nodes.model_call import call_model as model_call
 from wikireact.nodes.model_call import reply_text, reply_tokens
@@ -180,6 +181,10 @@ def record(state: ReflexionState, runtime: Runtime[Context]) -> dict[str, Any]:
     update: dict[str, Any] = {"trials": [attempt]}
     if attempt["verdict"] in PASSED or attempt["number"] >= settings.max_trials:
         update |= {"answer": attempt["answer"], "status": attempt["status"]}
+        trajectory = state.get("trajectory") or []  # this trial's steps are the last ones
+        first = len(trajectory) - len(attempt["trajectory"])
+        question = str(state.get("question") or "")
+        update |= answer_evidence(trajectory, attempt["answer"], question=question, first=first)
     elif not has_room(state.get("remaining_steps", SUPERSTEPS_PER_TRIAL + 1), SUPERSTEPS_PER_TRIAL):
         update["status"] = "recursion_limit"  # the next trial might not fit: a larger limit runs it
     return update

@@ -16,6 +16,7 @@ from langgraph.runtime import Runtime
 
 from wikireact.context import Context
 from wikireact.episode.audit import audit_record
+from wikireact.evidence.records import ShownSentence
 from wikireact.nodes.observe import STEP_EVENT
 from wikireact.state import (
     ActionDict,
@@ -56,8 +57,9 @@ class Recorder:
         started_at: str | None = None,
         ended_at: str | None = None,
         approval: Approval | None = None,
+        shown: list[ShownSentence] | None = None,
     ) -> None:
-        """Record one step (its number is the next one)."""
+        """Record one step (its number is the next one); `shown`: the page sentences it showed."""
         self.steps += 1
         current = CurrentStep(
             thought=thought,
@@ -73,6 +75,8 @@ class Recorder:
         step = Step(
             kind=kind, thought=thought, action=action_text, observation=observation, raw=raw
         )
+        if shown is not None:
+            step["shown"] = shown
         self.trajectory.append(step)
         self.usage.append(
             StepUsage(

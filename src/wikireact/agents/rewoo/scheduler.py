@@ -107,6 +107,7 @@ class Board:
             started_at=result["started_at"],
             ended_at=result["ended_at"],
             approval=result["approval"],
+            shown=result.get("shown"),
         )
 
     def _rekey(self, number: int, result: StepResult) -> None:

@@ -20,6 +20,7 @@ from wikireact.agents.rewoo.state import PlannedStep, RewooState
 from wikireact.context import Context, validate_question
 from wikireact.episode.resources import DEFAULT_RESOURCES, Resources
 from wikireact.episode.stored_context import settle
+from wikireact.evidence import answer_evidence
 from wikireact.nodes.model_call import call_model, reply_text, reply_tokens
 from wikireact.protocols.labels import as_verdict
 from wikireact.protocols.text import Action, FormatError, cut_at_observation, parse_output
@@ -88,4 +89,11 @@ def solve(
         )
         answer, status = None, "no_answer"
     recorder.emit(runtime, status)
-    return {**recorder.update(), "answer": answer, "status": status, "model_calls": 1}
+    trajectory = [*(state.get("trajectory") or []), *recorder.trajectory]
+    return {
+        **recorder.update(),
+        **answer_evidence(trajectory, answer, question=question),
+        "answer": answer,
+        "status": status,
+        "model_calls": 1,
+    }

@@ -17,6 +17,7 @@ from langgraph.channels import DeltaChannel
 from langgraph.managed import RemainingSteps
 from typing_extensions import NotRequired, TypedDict
 
+from wikireact.evidence.records import ShownSentence
 from wikireact.state import (
     DESCRIBED,
     FULL_VALUE_EVERY,
@@ -65,6 +66,8 @@ class StepResult(TypedDict):
     started_at: str | None
     ended_at: str | None
     approval: Approval | None
+    shown: NotRequired[list[ShownSentence]]
+    """For a Search/Lookup that ran: the page sentences its evidence shows (`wikireact.evidence`)."""
 
 
 class Task(TypedDict):

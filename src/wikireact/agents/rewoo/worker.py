@@ -27,6 +27,7 @@ from wikireact.episode.audit import utc_now
 from wikireact.episode.resources import DEFAULT_RESOURCES, Resources
 from wikireact.episode.stored_context import settle
 from wikireact.errors import WikiOutageError
+from wikireact.evidence.shown import lookup_shown, search_shown
 from wikireact.nodes.model_call import call_model, reply_text, reply_tokens
 from wikireact.prompting.quoting import sanitize_observation
 from wikireact.protocols.text import Action
@@ -78,21 +79,26 @@ def _execute(
     source = resources.wiki_source(context)
     before = source.requests
     started_at = utc_now()
+    cap = context.observation_cap
     if action.name == "Search":
         found = search(source, action.argument)
         if found.unavailable:
             raise WikiOutageError(f"{found.observation.rstrip('.')}; {action} was not run")
-        observation = found.observation
+        observation = truncate(sanitize_observation(found.observation), cap)
         result |= {"page_title": found.page_title, "sentences": found.sentences}
+        result["shown"] = search_shown(found.page_title, found.sentences, observation)
     else:
         looked = lookup(task.get("sentences"), task.get("cursors") or {}, action.argument)
-        observation = looked.observation
+        observation = truncate(sanitize_observation(looked.observation), cap)
         result["cursors"] = looked.cursors
+        result["shown"] = lookup_shown(
+            task.get("page_title"), task.get("sentences"), looked.sentence_index, observation
+        )
     return StepResult(
         **{
             **result,
             "kind": "executed",
-            "evidence": truncate(sanitize_observation(observation), context.observation_cap),
+            "evidence": observation,
             "wiki_requests": source.requests - before,
             "started_at": started_at,
             "ended_at": utc_now(),
