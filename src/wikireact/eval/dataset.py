@@ -12,6 +12,7 @@ from wikireact._json_text import json_lines, parse_json
 from wikireact.context import Task
 from wikireact.errors import DatasetError, JsonTextError
 from wikireact.eval.fever_data import PAPER_POPULATION, claim_fields, is_claim
+from wikireact.eval.supporting_facts import fact_set
 
 Order = Literal["paper", "file"]
 """Which questions `--limit N` takes: the paper's seeded sample, or the file's first N."""
@@ -33,6 +34,8 @@ class Item:
     evidence), when given."""
     groups: tuple[tuple[str, str], ...] = ()
     """HotpotQA's `type` and `level` of the question (`GROUP_FIELDS`), those it has."""
+    facts: tuple[tuple[str, int], ...] = ()
+    """HotpotQA's `supporting_facts` as (title, sentence index) pairs, when given."""
 
 
 def load_dataset(path: Path, task: Task = "hotpotqa") -> list[Item]:
@@ -60,8 +63,10 @@ def load_dataset(path: Path, task: Task = "hotpotqa") -> list[Item]:
     for index, record in enumerate(records):
         if task == "fever":
             text, answer, pages = claim_fields(path, index, record)
+            facts: tuple[tuple[str, int], ...] = ()
         else:
             text, answer, pages = _question_fields(path, index, record)
+            facts = tuple(sorted(fact_set(record.get("supporting_facts") or [])))
         raw_id = record.get(id_field, index)
         if isinstance(raw_id, bool) or not isinstance(raw_id, str | int) or not str(raw_id).strip():
             raise DatasetError(
@@ -75,7 +80,7 @@ def load_dataset(path: Path, task: Task = "hotpotqa") -> list[Item]:
                 raise DatasetError(
                     f"dataset {path}: item {index} has a NUL character (U+0000) in its {field}"
                 )
-        items.append(Item(str(raw_id), text, answer, pages, _groups(record)))
+        items.append(Item(str(raw_id), text, answer, pages, _groups(record), facts))
     _refuse_duplicate_ids(path, items, id_field)
     return items
 

@@ -31,6 +31,7 @@ from wikireact.eval.method_names import AGENT_METHODS, Method, agent_of
 from wikireact.eval.method_names import EPISODE_METHODS as EPISODE_METHODS  # re-exported
 from wikireact.eval.method_names import METHODS as METHODS  # re-exported
 from wikireact.eval.scoring import exact_match, f1_score, is_supported, is_yes_no
+from wikireact.eval.supporting_facts import record_scores
 from wikireact.eval.turns import Turns
 from wikireact.graph import run_to_end
 from wikireact.models.call_metadata import QUESTION_ID_KEY
@@ -231,6 +232,7 @@ def _record(
         else {"votes": vote.votes, "samples": vote.samples, "answers": vote.answers},
         "trajectory": trajectory,
     }
+    record |= record_scores(answer, item.answer, episode, item.facts)  # sp_em, ... with facts
     # An agent's own outputs (e.g. ReWOO's plan and evidence) go into its record as they are.
     extra = {k: v for k, v in episode.items() if k not in record and k not in NOT_RECORDED}
     return {**record, **extra}

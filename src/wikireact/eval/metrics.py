@@ -8,6 +8,7 @@ from typing import Any
 
 from wikireact.eval.categories import count_categories
 from wikireact.eval.fever_metrics import FEVER_METRICS, confusion, fever_seed_metrics, label_counts
+from wikireact.eval.supporting_facts import SP_METRICS
 
 METRICS = [
     "em",
@@ -63,6 +64,12 @@ def seed_metrics(records: list[dict[str, Any]]) -> dict[str, float]:
     }
 
 
+def sp_seed_metrics(records: list[dict[str, Any]]) -> dict[str, float]:
+    """Return the supporting-fact metrics (`SP_METRICS`), averaged over records with gold facts."""
+    scored = [r for r in records if "sp_em" in r]
+    return {name: _mean([r[name] for r in scored]) for name in SP_METRICS}
+
+
 def summarize(records: Iterable[dict[str, Any]]) -> dict[str, Any]:
     """Per-seed metrics, their mean and standard deviation across seeds, and category counts.
 
@@ -70,17 +77,21 @@ def summarize(records: Iterable[dict[str, Any]]) -> dict[str, Any]:
     `categories_per_seed` per seed, where each seed's counts sum to its questions. FEVER
     records add accuracy and per-label precision/recall (`FEVER_METRICS`), `confusion`
     (gold -> predicted, all seeds) and `labels` (the gold labels of one seed's sample).
+    Data with HotpotQA's `supporting_facts` add `SP_METRICS` (`wikireact.eval.supporting_facts`).
     """
     by_seed: dict[int, list[dict[str, Any]]] = {}
     for record in records:
         by_seed.setdefault(record["seed"], []).append(record)
     fever = any(r.get("task") == "fever" for rs in by_seed.values() for r in rs)
+    facts = any("sp_em" in r for rs in by_seed.values() for r in rs)
     per_seed = {
-        seed: seed_metrics(rs) | (fever_seed_metrics(rs) if fever else {})
+        seed: seed_metrics(rs)
+        | (fever_seed_metrics(rs) if fever else {})
+        | (sp_seed_metrics(rs) if facts else {})
         for seed, rs in sorted(by_seed.items())
     }
     mean, std = {}, {}
-    for name in METRICS + (FEVER_METRICS if fever else []):
+    for name in METRICS + (FEVER_METRICS if fever else []) + (SP_METRICS if facts else []):
         values = [m[name] for m in per_seed.values()]
         mean[name] = _mean(values)
         std[name] = statistics.stdev(values) if len(values) > 1 else 0.0

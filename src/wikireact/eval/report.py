@@ -18,6 +18,7 @@ from wikireact.context import Task
 from wikireact.eval.categories import CATEGORIES
 from wikireact.eval.paper import PAPER_LABEL, PAPER_NOTES, PAPER_SCORES
 from wikireact.eval.runs import Run, by_task
+from wikireact.eval.supporting_facts import SP_METRICS
 
 # (header, metric key, scale, digits); the first NARROW columns are the default view, and
 # --wide on a narrow display shows them in groups of NARROW.
@@ -37,6 +38,11 @@ COLUMNS = [
     ("lat s", "latency_mean_s", 1, 2),
     ("p95 s", "latency_p95_s", 1, 2),
     ("switch %", "switch_rate", 100, 0),
+    ("SP EM", "sp_em", 100, 1),
+    ("SP F1", "sp_f1", 100, 1),
+    ("joint EM", "joint_em", 100, 1),
+    ("joint F1", "joint_f1", 100, 1),
+    ("SP seen %", "sp_seen_recall", 100, 0),
 ]
 FEVER_COLUMNS = [
     ("acc", "accuracy", 100, 1),
@@ -47,9 +53,10 @@ FEVER_COLUMNS = [
     ("R ref", "recall_refutes", 100, 0),
     ("P nei", "precision_nei", 100, 0),
     ("R nei", "recall_nei", 100, 0),
-    *[c for c in COLUMNS[5:] if c[1] != "unsupported_finish_rate"],
+    *[c for c in COLUMNS[5:] if c[1] != "unsupported_finish_rate" and c[1] not in SP_METRICS],
 ]
-"""FEVER's columns: accuracy first (the paper's score); no F1 or support check (labels)."""
+"""FEVER's columns: accuracy first (the paper's score); no F1, support check or HotpotQA
+supporting facts (labels)."""
 TASK_COLUMNS: dict[Task, list[tuple[str, str, int, int]]] = {
     "hotpotqa": COLUMNS,
     "fever": FEVER_COLUMNS,
