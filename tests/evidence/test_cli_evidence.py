@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from support import ask_args, flat
+from support import ask_args, eval_args, flat
 from typer.testing import CliRunner
 
 from wikireact.cli.app import app
@@ -63,3 +63,27 @@ def test_ask_verifies_a_finish_by_default_and_says_when_nothing_supports_it(
     shown = flat(runner.invoke(app, ask_args(snapshot_db, tmp_path, GUESS, "g2.json")).stdout)
     assert "Chicago appears in no observation so far" in shown
     assert "Evidence: none: the answer appears in no observation" in shown
+
+
+def test_ask_no_verify_finish_ends_at_the_first_finish(
+    tmp_path: Path, snapshot_db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("WIKIREACT_VERIFY_FINISH")
+    args = [*ask_args(snapshot_db, tmp_path, GUESS), "--json", "--no-verify-finish"]
+    out = json.loads(runner.invoke(app, args).stdout)
+    assert (out["steps"], out["answer"], out["supported"]) == (2, "Chicago", False)
+
+
+@pytest.mark.parametrize(("flag", "steps"), [([], 2), (["--verify-finish"], 3)])
+def test_eval_runs_the_papers_protocol_unless_asked_and_records_the_setting(
+    files: tuple[Path, Path], tmp_path: Path, flag: list[str], steps: int
+) -> None:
+    dataset, snapshot = files
+    script = tmp_path / "guess.json"
+    script.write_text(json.dumps({"outputs": GUESS}))
+    out = tmp_path / "out"
+    result = runner.invoke(app, [*eval_args(dataset, snapshot, script, out), *flag])
+    assert result.exit_code == 0, result.output
+    report = json.loads((out / "report.json").read_text())
+    assert report["settings"]["verify_finish"] is bool(flag)
+    assert report["metrics"]["mean"]["mean_steps"] == steps

@@ -37,6 +37,7 @@ from wikireact.cli.options import (
     ReviewerOpt,
     StepsOpt,
     TaskOpt,
+    VerifyFinishOpt,
     WikiOpt,
 )
 from wikireact.cli.studio import studio_command
@@ -129,6 +130,7 @@ def ask(
     memory: MemoryOpt = None,
     candidates: CandidatesOpt = None,
     max_iterations: IterationsOpt = None,
+    verify_finish: VerifyFinishOpt = None,
 ) -> None:
     """Answer QUESTION (or label a claim), showing each Thought, Action and Observation."""
     import uuid
@@ -164,6 +166,7 @@ def ask(
         approve=approve,
         protocol=protocol,
         task=task,
+        verify_finish=verify_finish,
     )
     check_settings(agent, context)  # before the thread is registered: refused, nothing kept
     resources, chat_model = run_model(context, model_cache)

@@ -220,6 +220,14 @@ def eval_command(
             help="hotpotqa: questions, scored by EM/F1; fever: claims, scored by label accuracy",
         ),
     ] = "hotpotqa",
+    verify_finish: Annotated[
+        bool,
+        typer.Option(
+            "--verify-finish/--no-verify-finish",
+            help="send back, once, a Finish whose answer appears in no observation "
+            "(off: the paper's protocol)",
+        ),
+    ] = False,
 ) -> None:
     """Evaluate a method on the HotpotQA-style questions (or FEVER claims) in DATASET."""
     from wikireact.cli.eval_progress import EvalProgress
@@ -280,6 +288,7 @@ def eval_command(
             model_cache=str(model_cache.resolve()) if model_cache else None,
             protocol=protocol,  # type: ignore[arg-type]
             task=task,  # type: ignore[arg-type]
+            verify_finish=verify_finish,
         )
     except EvalError as exc:
         fail(cli_message(exc))

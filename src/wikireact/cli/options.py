@@ -81,6 +81,14 @@ ApproveOpt = Annotated[
         help=f"ask y/n/edit before every action. {GATED}",
     ),
 ]
+VerifyFinishOpt = Annotated[
+    bool | None,
+    typer.Option(
+        "--verify-finish/--no-verify-finish",
+        show_default="env WIKIREACT_VERIFY_FINISH, else on",
+        help="send back, once, a Finish whose answer appears in no observation",
+    ),
+]
 ProtocolOpt = Annotated[
     str | None,
     typer.Option(
