@@ -17,7 +17,7 @@ from langgraph.managed import RemainingSteps
 from pydantic import ConfigDict, with_config
 from typing_extensions import NotRequired, TypedDict
 
-from wikireact.evidence.records import Citation, ShownSentence
+from wikireact.protocols.citations import Citation, ShownSentence
 from wikireact.protocols.text import ActionName
 from wikireact.protocols.tools import ToolCallRecord
 

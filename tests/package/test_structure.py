@@ -15,6 +15,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("state", "context"),
     ("storage",),
     ("prompting", "wiki"),
+    ("evidence",),
     ("models",),
     ("episode",),
     ("nodes",),

@@ -1,6 +1,6 @@
 """Answers with their evidence: the sentences the environment showed that a final answer rests on.
 
-- `records`: what is kept (`ShownSentence` per step, `Citation` per cited sentence).
+- `wikireact.protocols.citations`: what is kept (`ShownSentence` per step, `Citation` per cited sentence).
 - `shown`: which sentences of a page a Search or Lookup observation showed (recorded by `act`).
 - `spans`: where an answer (official HotpotQA normalisation) or a quoted phrase sits in a sentence.
 - `cite`: the citations of a final answer over a trajectory, and `answer_evidence`, the state
@@ -11,6 +11,6 @@
 from __future__ import annotations
 
 from wikireact.evidence.cite import answer_evidence, cite
-from wikireact.evidence.records import Citation, ShownSentence
+from wikireact.protocols.citations import Citation, ShownSentence
 
 __all__ = ["Citation", "ShownSentence", "answer_evidence", "cite"]

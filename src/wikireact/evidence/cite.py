@@ -20,8 +20,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from wikireact.evidence.records import Citation, ShownSentence
 from wikireact.evidence.spans import Span, answer_span, named_span, quoted_span
+from wikireact.protocols.citations import Citation, ShownSentence
 from wikireact.protocols.labels import normalize_label
 from wikireact.protocols.scoring import is_yes_no
 from wikireact.wiki.sentences import split_sentences

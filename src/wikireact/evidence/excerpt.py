@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from wikireact.evidence.records import Citation
+from wikireact.protocols.citations import Citation
 
 CONTEXT_CHARS = 40
 """Characters shown on each side of the cited span before the sentence is cut with `...`."""

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from wikireact.evidence.records import ShownSentence
 from wikireact.prompting.quoting import sanitize_observation
+from wikireact.protocols.citations import ShownSentence
 from wikireact.wiki.environment import FIRST_SENTENCES
 
 

@@ -18,7 +18,7 @@ from typing_extensions import NotRequired, TypedDict
 
 from wikireact.context import read_int
 from wikireact.errors import ConfigurationError
-from wikireact.evidence.records import Citation
+from wikireact.protocols.citations import Citation
 from wikireact.state import (
     DESCRIBED,
     FULL_VALUE_EVERY,

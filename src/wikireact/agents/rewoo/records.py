@@ -16,8 +16,8 @@ from langgraph.runtime import Runtime
 
 from wikireact.context import Context
 from wikireact.episode.audit import audit_record
-from wikireact.evidence.records import ShownSentence
 from wikireact.nodes.observe import STEP_EVENT
+from wikireact.protocols.citations import ShownSentence
 from wikireact.state import (
     ActionDict,
     Approval,

@@ -17,7 +17,7 @@ from langgraph.channels import DeltaChannel
 from langgraph.managed import RemainingSteps
 from typing_extensions import NotRequired, TypedDict
 
-from wikireact.evidence.records import ShownSentence
+from wikireact.protocols.citations import ShownSentence
 from wikireact.state import (
     DESCRIBED,
     FULL_VALUE_EVERY,
