@@ -29,7 +29,9 @@ class Dom(HTMLParser):
         self.kinds: list[str] = []
         self.ids: set[str] = set()
         self.shown: str | None = None
+        self.marks: list[str] = []
         self._in_kind = False
+        self._in_mark = False
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         a = dict(attrs)
@@ -45,8 +47,12 @@ class Dom(HTMLParser):
         elif a.get("id") == "shown":
             self.shown = a.get("data-count")
         self._in_kind = "kind" in classes
+        self._in_mark = tag == "mark"
 
     def handle_data(self, data: str) -> None:
+        if self._in_mark:
+            self.marks.append(data)
+            self._in_mark = False
         if self._in_kind:
             self.kinds.append(data.split(" · ")[-1])
             self._in_kind = False
@@ -164,3 +170,11 @@ def test_a_question_id_with_a_comma_reopens_from_the_address(
     # the whole value first, as above)
     legacy = render(odd_page, "#open=q2,q3", tmp_path)
     assert legacy.trajectories == 3 + 2
+
+
+def test_the_sentences_an_answer_cites_are_marked_in_its_observations(
+    page: Path, tmp_path: Path
+) -> None:
+    opened = render(page, "#open=q2", tmp_path)
+    # react and act cite the Search result that showed the answer; cot has no trajectory
+    assert opened.marks == ["Wood was born in Poughkeepsie, New York."] * 2

@@ -64,6 +64,32 @@ def _text_or_none(value: Any) -> str | None:
     return json.dumps(value, ensure_ascii=False)
 
 
+def _utf16(text: str) -> int:
+    """Return the length of `text` in UTF-16 code units (the page's string offsets)."""
+    return len(text.encode("utf-16-le")) // 2
+
+
+def cited_marks(steps: list[dict[str, Any]], citations: Any) -> dict[int, list[list[int]]]:
+    """Per step index, where each sentence the answer cites sits in that step's observation.
+
+    Offsets are UTF-16 code units, as the page's script slices strings; a citation whose
+    sentence the observation does not hold (a malformed record) is left out.
+    """
+    marks: dict[int, list[list[int]]] = {}
+    for citation in citations if isinstance(citations, list) else []:
+        if not isinstance(citation, dict) or not isinstance(citation.get("step"), int):
+            continue
+        index, sentence = citation["step"] - 1, str(citation.get("sentence") or "")
+        if not sentence or not 0 <= index < len(steps):
+            continue
+        observation = str(steps[index].get("observation", ""))
+        at = observation.find(sentence)
+        if at >= 0:
+            start = _utf16(observation[:at])
+            marks.setdefault(index, []).append([start, start + _utf16(sentence)])
+    return marks
+
+
 def page_data(runs: list[Run], *, paper: bool = False) -> dict[str, Any]:
     """Everything the page shows, as compact JSON-ready data (see the template's script)."""
     groups = by_task(runs)
@@ -93,6 +119,7 @@ def page_data(runs: list[Run], *, paper: bool = False) -> dict[str, Any]:
             trajectory_index = -1
             if steps:
                 trajectory_index = len(trajectories)
+                marks = cited_marks(steps, record.get("citations"))
                 trajectories.append(
                     [
                         [
@@ -100,8 +127,9 @@ def page_data(runs: list[Run], *, paper: bool = False) -> dict[str, Any]:
                             texts.ref(s.get("thought")),
                             texts.ref(s.get("action")),
                             texts.ref(s.get("observation")),
+                            *([marks[i]] if i in marks else []),
                         ]
-                        for s in steps
+                        for i, s in enumerate(steps)
                     ]
                 )
             category = record.get("category")
