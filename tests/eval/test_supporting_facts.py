@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 from support import EVAL_DATA, EVAL_SCRIPT, SpyModel, snapshot_eval
 
-from wikireact.eval.report import COLUMNS
+from wikireact.eval.report import COLUMNS, task_columns
+from wikireact.eval.runs import load_runs
 from wikireact.eval.supporting_facts import SP_METRICS, joint_scores, sp_scores
 
 A0, B1, C2 = ["A", 0], ["B", 1], ["C", 2]
@@ -85,3 +86,19 @@ def test_data_without_supporting_facts_report_no_sp_metrics(
     dataset, snapshot = files
     report = snapshot_eval(dataset, snapshot, tmp_path / "out", SpyModel(outputs=EVAL_SCRIPT))
     assert not set(SP_METRICS) & report["metrics"]["mean"].keys()
+
+
+def test_the_wide_report_shows_sp_columns_only_for_runs_that_have_them(
+    files: tuple[Path, Path], tmp_path: Path
+) -> None:
+    dataset, snapshot = files
+    snapshot_eval(dataset, snapshot, tmp_path / "plain", SpyModel(outputs=EVAL_SCRIPT))
+    data = [{**item, "supporting_facts": [["Ed Wood", 2]]} for item in EVAL_DATA]
+    with_facts = tmp_path / "facts.json"
+    with_facts.write_text(json.dumps(data))
+    snapshot_eval(with_facts, snapshot, tmp_path / "facts", SpyModel(outputs=EVAL_SCRIPT))
+    plain = [key for _, key, _, _ in task_columns(load_runs([tmp_path / "plain"]))]
+    both = [
+        key for _, key, _, _ in task_columns(load_runs([tmp_path / "plain", tmp_path / "facts"]))
+    ]
+    assert not set(SP_METRICS) & set(plain) and set(SP_METRICS) <= set(both)

@@ -133,7 +133,7 @@ def comparison_table(
     shows EM and F1, and the paper's FEVER accuracy rows.
     """
     task = _one_task(runs)
-    every = TASK_COLUMNS[task]
+    every = task_columns(runs)
     columns = columns or (every if wide else every[:NARROW])
     paper = paper and columns[0] == every[0]
     table = Table(
@@ -164,6 +164,15 @@ def comparison_table(
                 style="dim",
             )
     return table
+
+
+def task_columns(runs: list[Run]) -> list[tuple[str, str, int, int]]:
+    """Return the runs' task's columns; the supporting-fact ones only when some run has them."""
+    return [
+        column
+        for column in TASK_COLUMNS[_one_task(runs)]
+        if column[1] not in SP_METRICS or any(run.metric(column[1]) for run in runs)
+    ]
 
 
 def _one_task(runs: list[Run]) -> Task:
@@ -197,7 +206,7 @@ def _task_tables(runs: list[Run], *, width: int, paper: bool, wide: bool) -> lis
     measuring = Console(width=10_000)
     if Measurement.get(measuring, measuring.options, whole).maximum <= width:
         return [whole]
-    every, title = TASK_COLUMNS[_one_task(runs)], TASK_TITLES[_one_task(runs)]
+    every, title = task_columns(runs), TASK_TITLES[_one_task(runs)]
     groups = [every[i : i + NARROW] for i in range(0, len(every), NARROW)]
     return [
         comparison_table(
