@@ -70,6 +70,12 @@ def test_the_evaluation_reports_sp_metrics_for_data_with_supporting_facts(
     assert {k: mean[k] for k in SP_METRICS} == pytest.approx(
         {"sp_em": 0.5, "sp_f1": 0.5, "joint_em": 0.5, "joint_f1": 0.5, "sp_seen_recall": 1.0}
     )
+    by_category = report["metrics"]["sp_by_category"]
+    assert by_category["correct"] == pytest.approx(
+        {"questions": 1, "sp_em": 1, "sp_f1": 1, "joint_em": 1, "joint_f1": 1, "sp_seen_recall": 1}
+    )
+    wrong = by_category["evidence_wrong"] | by_category.get("no_evidence_wrong", {})
+    assert (wrong["sp_f1"], wrong["sp_seen_recall"]) == (0.0, 1.0)  # seen, not cited: reasoning
     records = [json.loads(line) for line in (tmp_path / "out" / "trajectories.jsonl").open()]
     assert {r["id"]: "sp_em" in r for r in records} == {
         "q1": False,

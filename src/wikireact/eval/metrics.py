@@ -6,7 +6,7 @@ import statistics
 from collections.abc import Iterable
 from typing import Any
 
-from wikireact.eval.categories import count_categories
+from wikireact.eval.categories import categorize, count_categories
 from wikireact.eval.fever_metrics import FEVER_METRICS, confusion, fever_seed_metrics, label_counts
 from wikireact.eval.supporting_facts import SP_METRICS
 
@@ -70,6 +70,18 @@ def sp_seed_metrics(records: list[dict[str, Any]]) -> dict[str, float]:
     return {name: _mean([r[name] for r in scored]) for name in SP_METRICS}
 
 
+def sp_by_category(records: Iterable[dict[str, Any]]) -> dict[str, dict[str, float]]:
+    """Return, per error category, the records with gold facts and their mean `SP_METRICS`."""
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for record in records:
+        if "sp_em" in record:
+            groups.setdefault(str(record.get("category") or categorize(record)), []).append(record)
+    return {
+        category: {"questions": float(len(rs)), **sp_seed_metrics(rs)}
+        for category, rs in groups.items()
+    }
+
+
 def summarize(records: Iterable[dict[str, Any]]) -> dict[str, Any]:
     """Per-seed metrics, their mean and standard deviation across seeds, and category counts.
 
@@ -77,7 +89,8 @@ def summarize(records: Iterable[dict[str, Any]]) -> dict[str, Any]:
     `categories_per_seed` per seed, where each seed's counts sum to its questions. FEVER
     records add accuracy and per-label precision/recall (`FEVER_METRICS`), `confusion`
     (gold -> predicted, all seeds) and `labels` (the gold labels of one seed's sample).
-    Data with HotpotQA's `supporting_facts` add `SP_METRICS` (`wikireact.eval.supporting_facts`).
+    Data with HotpotQA's `supporting_facts` add `SP_METRICS` (`wikireact.eval.supporting_facts`)
+    and `sp_by_category` (those metrics per error category, all seeds).
     """
     by_seed: dict[int, list[dict[str, Any]]] = {}
     for record in records:
@@ -102,6 +115,8 @@ def summarize(records: Iterable[dict[str, Any]]) -> dict[str, Any]:
         "categories": count_categories(r for rs in by_seed.values() for r in rs),
         "categories_per_seed": {str(k): count_categories(rs) for k, rs in sorted(by_seed.items())},
     }
+    if facts:  # a search miss shows in sp_seen_recall, a reasoning miss in sp_f1 beside it
+        summary["sp_by_category"] = sp_by_category(r for rs in by_seed.values() for r in rs)
     if fever:
         summary["confusion"] = confusion(r for rs in by_seed.values() for r in rs)
         summary["labels"] = label_counts(by_seed[min(by_seed)] if by_seed else [])
