@@ -7,7 +7,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import EVAL_DATA, EVAL_SCRIPT, SpyModel, snapshot_eval
+from support import (
+    EVAL_DATA,
+    EVAL_SCRIPT,
+    FEVER_DATA,
+    FEVER_PAGES,
+    SpyModel,
+    snapshot_eval,
+    write_snapshot,
+)
 
 from wikireact.eval.report import COLUMNS, task_columns
 from wikireact.eval.runs import load_runs
@@ -108,3 +116,21 @@ def test_the_wide_report_shows_sp_columns_only_for_runs_that_have_them(
         key for _, key, _, _ in task_columns(load_runs([tmp_path / "plain", tmp_path / "facts"]))
     ]
     assert not set(SP_METRICS) & set(plain) and set(SP_METRICS) <= set(both)
+
+
+def test_fever_reports_evidence_recall_against_the_claims_gold_sentences(tmp_path: Path) -> None:
+    dataset = tmp_path / "claims.jsonl"
+    dataset.write_text("".join(json.dumps(r) + "\n" for r in FEVER_DATA))
+    snapshot = write_snapshot(tmp_path / "fever.db", FEVER_PAGES)
+    script = [
+        "Thought 1: I search it.\nAction 1: Search[Stranger Things]",
+        "Thought 2: It is set in the fictional town of Hawkins, Indiana.\nAction 2: Finish[REFUTES]",
+    ]
+    report = snapshot_eval(
+        dataset, snapshot, tmp_path / "out", SpyModel(outputs=script), task="fever"
+    )
+    # the REFUTES claim's gold sentence (Stranger Things, 1) was shown and quoted; the SUPPORTS
+    # claim's (Nikolaj Coster-Waldau, 7) never; the NOT ENOUGH INFO claim has none
+    mean = report["metrics"]["mean"]
+    assert (mean["evidence_recall"], mean["evidence_seen_recall"]) == (0.5, 0.5)
+    assert not set(SP_METRICS) & mean.keys()

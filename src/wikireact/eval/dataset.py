@@ -11,7 +11,7 @@ from typing import Any, Literal, get_args
 from wikireact._json_text import json_lines, parse_json
 from wikireact.context import Task
 from wikireact.errors import DatasetError, JsonTextError
-from wikireact.eval.fever_data import PAPER_POPULATION, claim_fields, is_claim
+from wikireact.eval.fever_data import PAPER_POPULATION, claim_fields, evidence_facts, is_claim
 from wikireact.eval.supporting_facts import fact_set
 
 Order = Literal["paper", "file"]
@@ -35,7 +35,8 @@ class Item:
     groups: tuple[tuple[str, str], ...] = ()
     """HotpotQA's `type` and `level` of the question (`GROUP_FIELDS`), those it has."""
     facts: tuple[tuple[str, int], ...] = ()
-    """HotpotQA's `supporting_facts` as (title, sentence index) pairs, when given."""
+    """HotpotQA's `supporting_facts` (FEVER: its evidence sentences) as (title, sentence
+    index) pairs, when given."""
 
 
 def load_dataset(path: Path, task: Task = "hotpotqa") -> list[Item]:
@@ -63,7 +64,7 @@ def load_dataset(path: Path, task: Task = "hotpotqa") -> list[Item]:
     for index, record in enumerate(records):
         if task == "fever":
             text, answer, pages = claim_fields(path, index, record)
-            facts: tuple[tuple[str, int], ...] = ()
+            facts = evidence_facts(record.get("evidence"))
         else:
             text, answer, pages = _question_fields(path, index, record)
             facts = tuple(sorted(fact_set(record.get("supporting_facts") or [])))

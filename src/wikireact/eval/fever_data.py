@@ -42,6 +42,25 @@ def evidence_pages(evidence: object) -> tuple[str, ...]:
     return tuple(dict.fromkeys(titles))
 
 
+def evidence_facts(evidence: object) -> tuple[tuple[str, int], ...]:
+    """Return the (title, sentence index) pairs of every evidence set, once each, sorted."""
+    if not isinstance(evidence, list):
+        return ()
+    facts = {
+        (page_title(part[2]), part[3])
+        for group in evidence
+        if isinstance(group, list)
+        for part in group
+        if isinstance(part, list)
+        and len(part) > 3
+        and isinstance(part[2], str)
+        and part[2].strip()
+        and isinstance(part[3], int)
+        and not isinstance(part[3], bool)
+    }
+    return tuple(sorted(facts))
+
+
 def claim_fields(path: Path, index: int, record: Any) -> tuple[str, str, tuple[str, ...]]:
     """Return a FEVER record's claim, label and evidence pages; one DatasetError line if it has none."""
     if not isinstance(record, dict) or not isinstance(record.get("claim"), str):

@@ -164,6 +164,7 @@ def _run_method(
     record = _record(
         method, item, seed, answer, episode, stats, vote, switched, time.perf_counter() - start
     )
+    record |= record_scores(answer, item.answer, episode, item.facts, task)  # with gold facts
     return fever_record(record) if task == "fever" else record
 
 
@@ -232,7 +233,6 @@ def _record(
         else {"votes": vote.votes, "samples": vote.samples, "answers": vote.answers},
         "trajectory": trajectory,
     }
-    record |= record_scores(answer, item.answer, episode, item.facts)  # sp_em, ... with facts
     # An agent's own outputs (e.g. ReWOO's plan and evidence) go into its record as they are.
     extra = {k: v for k, v in episode.items() if k not in record and k not in NOT_RECORDED}
     return {**record, **extra}

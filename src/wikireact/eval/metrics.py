@@ -8,7 +8,7 @@ from typing import Any
 
 from wikireact.eval.categories import categorize, count_categories
 from wikireact.eval.fever_metrics import FEVER_METRICS, confusion, fever_seed_metrics, label_counts
-from wikireact.eval.supporting_facts import SP_METRICS
+from wikireact.eval.supporting_facts import FEVER_EVIDENCE_METRICS, SP_METRICS
 
 METRICS = [
     "em",
@@ -70,6 +70,12 @@ def sp_seed_metrics(records: list[dict[str, Any]]) -> dict[str, float]:
     return {name: _mean([r[name] for r in scored]) for name in SP_METRICS}
 
 
+def evidence_seed_metrics(records: list[dict[str, Any]]) -> dict[str, float]:
+    """Return FEVER's evidence recalls (`FEVER_EVIDENCE_METRICS`) over claims with gold sentences."""
+    scored = [r for r in records if "evidence_recall" in r]
+    return {name: _mean([r[name] for r in scored]) for name in FEVER_EVIDENCE_METRICS}
+
+
 def sp_by_category(records: Iterable[dict[str, Any]]) -> dict[str, dict[str, float]]:
     """Return, per error category, the records with gold facts and their mean `SP_METRICS`."""
     groups: dict[str, list[dict[str, Any]]] = {}
@@ -97,14 +103,17 @@ def summarize(records: Iterable[dict[str, Any]]) -> dict[str, Any]:
         by_seed.setdefault(record["seed"], []).append(record)
     fever = any(r.get("task") == "fever" for rs in by_seed.values() for r in rs)
     facts = any("sp_em" in r for rs in by_seed.values() for r in rs)
+    evidence = any("evidence_recall" in r for rs in by_seed.values() for r in rs)
     per_seed = {
         seed: seed_metrics(rs)
         | (fever_seed_metrics(rs) if fever else {})
         | (sp_seed_metrics(rs) if facts else {})
+        | (evidence_seed_metrics(rs) if evidence else {})
         for seed, rs in sorted(by_seed.items())
     }
     mean, std = {}, {}
-    for name in METRICS + (FEVER_METRICS if fever else []) + (SP_METRICS if facts else []):
+    names = METRICS + (FEVER_METRICS if fever else []) + (SP_METRICS if facts else [])
+    for name in names + (FEVER_EVIDENCE_METRICS if evidence else []):
         values = [m[name] for m in per_seed.values()]
         mean[name] = _mean(values)
         std[name] = statistics.stdev(values) if len(values) > 1 else 0.0

@@ -18,7 +18,10 @@ from wikireact.context import Task
 from wikireact.eval.categories import CATEGORIES
 from wikireact.eval.paper import PAPER_LABEL, PAPER_NOTES, PAPER_SCORES
 from wikireact.eval.runs import Run, by_task
-from wikireact.eval.supporting_facts import SP_METRICS
+from wikireact.eval.supporting_facts import FEVER_EVIDENCE_METRICS, SP_METRICS
+
+OPTIONAL = frozenset(SP_METRICS + FEVER_EVIDENCE_METRICS)
+"""Columns shown only when some run has them (data with gold supporting facts or evidence)."""
 
 # (header, metric key, scale, digits); the first NARROW columns are the default view, and
 # --wide on a narrow display shows them in groups of NARROW.
@@ -54,6 +57,8 @@ FEVER_COLUMNS = [
     ("P nei", "precision_nei", 100, 0),
     ("R nei", "recall_nei", 100, 0),
     *[c for c in COLUMNS[5:] if c[1] != "unsupported_finish_rate" and c[1] not in SP_METRICS],
+    ("ev. R %", "evidence_recall", 100, 0),
+    ("ev. seen %", "evidence_seen_recall", 100, 0),
 ]
 """FEVER's columns: accuracy first (the paper's score); no F1, support check or HotpotQA
 supporting facts (labels)."""
@@ -171,7 +176,7 @@ def task_columns(runs: list[Run]) -> list[tuple[str, str, int, int]]:
     return [
         column
         for column in TASK_COLUMNS[_one_task(runs)]
-        if column[1] not in SP_METRICS or any(run.metric(column[1]) for run in runs)
+        if column[1] not in OPTIONAL or any(run.metric(column[1]) for run in runs)
     ]
 
 

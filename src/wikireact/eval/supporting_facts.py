@@ -22,6 +22,9 @@ from wikireact.protocols.scoring import normalize_answer
 
 Fact = tuple[str, int]
 SP_METRICS = ["sp_em", "sp_f1", "joint_em", "joint_f1", "sp_seen_recall"]
+FEVER_EVIDENCE_METRICS = ["evidence_recall", "evidence_seen_recall"]
+"""FEVER claims with gold evidence sentences: the share of them the answer cites, and the share
+any observation showed (the same idea as `sp_seen_recall`)."""
 _SPECIAL = {"yes", "no", "noanswer"}
 
 
@@ -90,15 +93,26 @@ def seen_recall(trajectory: Sequence[Mapping[str, Any]], facts: Iterable[Any]) -
 
 
 def record_scores(
-    answer: str | None, gold: str, episode: Mapping[str, Any], facts: Sequence[Any]
+    answer: str | None,
+    gold: str,
+    episode: Mapping[str, Any],
+    facts: Sequence[Any],
+    task: str = "hotpotqa",
 ) -> dict[str, float]:
-    """Return a record's supporting-fact metrics (`SP_METRICS`); none when the item has no facts.
+    """Return a record's supporting-fact metrics; none when the item has no gold facts.
 
-    The episode's citations are the predicted facts when its answer is the record's (not when
+    HotpotQA: `SP_METRICS`; FEVER: `FEVER_EVIDENCE_METRICS`. The episode's citations are the predicted facts when its answer is the record's (not when
     a CoT-SC vote answered instead).
     """
     if not fact_set(facts):
         return {}
     cited = (episode.get("citations") or []) if episode.get("answer") == answer else []
+    trajectory = episode.get("trajectory") or []
+    if task == "fever":
+        gold_facts = fact_set(facts)
+        return {
+            "evidence_recall": len(fact_set(cited) & gold_facts) / len(gold_facts),
+            "evidence_seen_recall": seen_recall(trajectory, facts),
+        }
     scores = joint_scores(answer, gold, cited, facts)
-    return scores | {"sp_seen_recall": seen_recall(episode.get("trajectory") or [], facts)}
+    return scores | {"sp_seen_recall": seen_recall(trajectory, facts)}
