@@ -223,9 +223,9 @@ def eval_command(
     verify_finish: Annotated[
         bool,
         typer.Option(
-            "--verify-finish/--no-verify-finish",
+            "--verify-finish",
             help="send back, once, a Finish whose answer appears in no observation "
-            "(off: the paper's protocol)",
+            "(without it: the paper's protocol)",
         ),
     ] = False,
 ) -> None:
