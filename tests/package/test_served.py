@@ -188,7 +188,13 @@ def test_plan_execute_served_checks_a_claim_and_reads_its_settings(
     script = work / "plan_execute_fever.json"
     script.write_text(json.dumps(PLAN_EXECUTE_FEVER_RUN))
     snapshot = write_snapshot(work / "fever.db", FEVER_PAGES)
-    context = {"model": f"scripted:{script}", "wiki": str(snapshot), "task": "fever"}
+    # verify_finish (on when served) would send the sub-goal's unseen "Fox and HBO" back once
+    context = {
+        "model": f"scripted:{script}",
+        "wiki": str(snapshot),
+        "task": "fever",
+        "verify_finish": False,
+    }
     inputs = {"question": CLAIM, "max_subgoals": "2", "subgoal_steps": "3"}
     result = client.runs.wait(
         client.threads.create()["thread_id"], "plan-execute", input=inputs, context=context
@@ -314,6 +320,7 @@ def test_assistant_graph_and_schemas(server: tuple[str, Path]) -> None:
     assert input_schema and output_schema and context_schema, schemas
     assert set(input_schema["properties"]) == {"question"}
     assert set(output_schema["properties"]) >= {"answer", "status", "steps", "trajectory"}
+    assert {"citations", "supported"} <= set(output_schema["properties"])  # Studio shows them
     context = context_schema["properties"]
     assert set(context) >= {
         "model",
@@ -324,6 +331,7 @@ def test_assistant_graph_and_schemas(server: tuple[str, Path]) -> None:
         "approve",
         "protocol",
         "task",
+        "verify_finish",
     }
     assert "Step budget" in context["max_steps"]["description"]
     assert "fever: the input is a claim" in context["task"]["description"]
