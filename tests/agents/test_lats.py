@@ -56,6 +56,9 @@ def test_second_branch_finds_the_answer_after_the_first_terminal_fails(
     ]
     assert [n["parent"] for n in out["tree"]] == [None, 0, 0, 2, 2]
     assert out["path"] == [0, 2, 4] and out["iteration"] == 2
+    # the answer cites what its own branch read (Scott Derrickson's page), not the sibling's
+    assert out["citations"] and {c["title"] for c in out["citations"]} == {"Scott Derrickson"}
+    assert out["supported"] is True
     wrong, right = out["stats"]["1"], out["stats"]["4"]
     assert (wrong["verdict"], wrong["reward"], wrong["reflection"]) == ("wrong", 0.0, LESSON)
     assert (right["verdict"], right["reward"]) == ("correct", 1.0)

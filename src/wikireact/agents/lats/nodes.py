@@ -34,6 +34,7 @@ from wikireact.agents.lats.uct import select_leaf
 from wikireact.context import Context
 from wikireact.episode.resources import Resources
 from wikireact.episode.stored_context import episode_context
+from wikireact.evidence import answer_evidence
 from wikireact.models.variants import prompt_variant
 from wikireact.prompting.variants import build_prompt
 
@@ -193,17 +194,23 @@ def backprop(state: LatsState) -> dict[str, Any]:
 
 
 def finish(state: LatsState) -> dict[str, Any]:
-    """End the search with the best terminal's answer, its branch, and the status."""
+    """End the search with the best terminal's answer, its branch, its evidence, and the status.
+
+    The answer's citations come from the steps of its own branch (`path`), never another's.
+    """
     stopped_by = state.get("stopped_by") or "exhausted"
     if stopped_by == "recursion_limit":
         return {"status": "recursion_limit"}
     tree = state.get("tree") or []
     best = best_terminal(tree, state.get("stats") or {})
     answer = tree[best]["update"].get("answer") if best is not None else None
+    path = path_to(tree, best) if best is not None else []
+    branch = [step for step in state.get("trajectory") or [] if step.get("node") in path]
     return {
         "answer": answer,
         "status": final_status(answer, stopped_by),
-        "path": path_to(tree, best) if best is not None else [],
+        "path": path,
+        **answer_evidence(branch, answer, question=str(state.get("question") or "")),
     }
 
 
