@@ -16,6 +16,7 @@ import typer
 from wikireact.cli.common import cli_message, console, errors, fail, guard, thread_config
 from wikireact.cli.eval_command import eval_command, report_command
 from wikireact.cli.help import EvalGroup, HelpCommand
+from wikireact.cli.interrupts import quiet_late_tasks
 from wikireact.cli.options import (
     AgentOpt,
     ApproveOpt,
@@ -542,6 +543,7 @@ app.add_typer(threads_app, name="threads")
 
 def main() -> None:
     """Entry point of the `wikireact` command."""
+    quiet_late_tasks()
     try:
         app(prog_name="wikireact")
     except KeyboardInterrupt:
