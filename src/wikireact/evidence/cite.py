@@ -24,7 +24,6 @@ from wikireact.evidence.spans import Span, answer_span, named_span, quoted_span
 from wikireact.protocols.citations import Citation, ShownSentence
 from wikireact.protocols.labels import normalize_label
 from wikireact.protocols.scoring import is_yes_no
-from wikireact.wiki.sentences import split_sentences
 
 _RESULT_PREFIX = re.compile(r"^\(Result \d+ / \d+\) ")
 _NOT_A_PAGE = ("Could not find ", "No page is open", "No more results.", "The page ")
@@ -120,6 +119,8 @@ def _step_shown(step: Mapping[str, Any]) -> list[ShownSentence]:
         if not _RESULT_PREFIX.match(observation):
             return []
         observation = _RESULT_PREFIX.sub("", observation)
+    from wikireact.wiki.sentences import split_sentences  # sentencex: only for such old steps
+
     return [
         ShownSentence(title=None, sentence_index=None, sentence=text)
         for text in split_sentences(observation)
