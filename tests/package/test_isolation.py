@@ -12,5 +12,9 @@ def test_each_test_has_its_own_data_dir_and_no_outside_setting(tmp_path: Path) -
     # A WIKIREACT_MODEL or GROQ_API_KEY in the developer's shell must not change a result,
     # and no test may write into the developer's data dir.
     assert wikireact_data_dir() == tmp_path / "data"
-    outside = [n for n in os.environ if n.startswith("WIKIREACT_") and n != "WIKIREACT_DATA_DIR"]
+    # conftest sets two itself: the data dir, and verify_finish off (the paper's protocol;
+    # tests/evidence turns it on, as `ask` and the served graph have it by default)
+    own = {"WIKIREACT_DATA_DIR", "WIKIREACT_VERIFY_FINISH"}
+    outside = [n for n in os.environ if n.startswith("WIKIREACT_") and n not in own]
     assert outside == [] and "GROQ_API_KEY" not in os.environ
+    assert os.environ["WIKIREACT_VERIFY_FINISH"] == "off"
