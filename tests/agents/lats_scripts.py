@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from wikireact.models.scripted import ScriptOutput
+
 LESSON = "Guessing without reading was wrong; search both men first."
 GUESS_OR_SEARCH = (
     "Thought 1: A guess.\nAction 1: Finish[no]\n\n"
@@ -11,10 +13,16 @@ WOOD_OR_YES = (
     "Thought 2: Now Ed Wood.\nAction 2: Search[Ed Wood]\n\n"
     "Thought 2: Both American.\nAction 2: Finish[yes]"
 )
-SECOND_BRANCH = [GUESS_OR_SEARCH, LESSON, "Value: 7\nOn the right page.", WOOD_OR_YES, "Value: 8"]
+SECOND_BRANCH: list[ScriptOutput] = [
+    GUESS_OR_SEARCH,
+    LESSON,
+    "Value: 7\nOn the right page.",
+    WOOD_OR_YES,
+    "Value: 8",
+]
 """Expand the root (a wrong Finish, a Search), reflect on the wrong Finish, value the Search;
 then expand the Search (another Search, the right Finish), value that Search, and stop."""
-SELF_CHECKED = [
+SELF_CHECKED: list[ScriptOutput] = [
     GUESS_OR_SEARCH,
     "Verdict: INCORRECT\nNothing was read.",
     LESSON,

@@ -18,6 +18,7 @@ from wikireact.agents import AGENTS, load_agent
 from wikireact.agents.lats import MIN_RECURSION_LIMIT
 from wikireact.agents.lats.graph import build_graph
 from wikireact.errors import ConfigurationError
+from wikireact.models.scripted import ScriptOutput
 
 
 def run(
@@ -127,7 +128,7 @@ def test_second_iteration_expands_the_best_valued_unvisited_child() -> None:
 def test_each_budget_ends_the_search_with_the_best_answer_and_status(
     inputs: dict[str, Any],
     context: dict[str, Any],
-    outputs: list[str],
+    outputs: list[ScriptOutput],
     stopped_by: str,
     answer: str | None,
     status: str,

@@ -10,6 +10,7 @@ from support import QUESTION, SpyModel, eval_args, flat, snapshot_eval, write_sc
 from typer.testing import CliRunner, Result
 
 from wikireact.cli.app import app
+from wikireact.models.scripted import ScriptOutput
 
 runner = CliRunner()
 QUESTIONS = ("q1", "q2", "q3", "q4")
@@ -109,7 +110,9 @@ def test_eval_lats_with_a_model_cache_replays_every_call(
     dataset, snapshot = files
     cache = tmp_path / "model-cache.db"
     answers = {"q2": "Poughkeepsie, New York", "q3": "Los Angeles", "q4": "no"}
-    scripts = {q: [f"Thought 1: I know.\nAction 1: Finish[{a}]"] for q, a in answers.items()}
+    scripts: dict[str, list[ScriptOutput]] = {
+        q: [f"Thought 1: I know.\nAction 1: Finish[{a}]"] for q, a in answers.items()
+    }
     first_model = SpyModel(by_question={"q1": SECOND_BRANCH, **scripts})
     first = snapshot_eval(
         dataset, snapshot, tmp_path / "first", first_model, "lats", model_cache=str(cache)

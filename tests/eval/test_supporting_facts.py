@@ -20,6 +20,7 @@ from support import (
 from wikireact.eval.report import COLUMNS, task_columns
 from wikireact.eval.runs import load_runs
 from wikireact.eval.supporting_facts import SP_METRICS, joint_scores, sp_scores
+from wikireact.models.scripted import ScriptOutput
 
 A0, B1, C2 = ["A", 0], ["B", 1], ["C", 2]
 
@@ -66,7 +67,7 @@ def test_the_evaluation_reports_sp_metrics_for_data_with_supporting_facts(
     files: tuple[Path, Path], tmp_path: Path
 ) -> None:
     _, snapshot = files
-    data = [dict(item) for item in EVAL_DATA]
+    data: list[dict[str, Any]] = [dict(item) for item in EVAL_DATA]
     data[1]["supporting_facts"] = [["Ed Wood", 2]]  # the script's answer, and its sentence
     data[2]["supporting_facts"] = [["Scott Derrickson", 1], ["Scott Derrickson", 1]]
     dataset = tmp_path / "facts.json"
@@ -122,7 +123,7 @@ def test_fever_reports_evidence_recall_against_the_claims_gold_sentences(tmp_pat
     dataset = tmp_path / "claims.jsonl"
     dataset.write_text("".join(json.dumps(r) + "\n" for r in FEVER_DATA))
     snapshot = write_snapshot(tmp_path / "fever.db", FEVER_PAGES)
-    script = [
+    script: list[ScriptOutput] = [
         "Thought 1: I search it.\nAction 1: Search[Stranger Things]",
         "Thought 2: It is set in the fictional town of Hawkins, Indiana.\nAction 2: Finish[REFUTES]",
     ]

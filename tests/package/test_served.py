@@ -12,6 +12,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import requests
@@ -189,7 +190,7 @@ def test_plan_execute_served_checks_a_claim_and_reads_its_settings(
     script.write_text(json.dumps(PLAN_EXECUTE_FEVER_RUN))
     snapshot = write_snapshot(work / "fever.db", FEVER_PAGES)
     # verify_finish (on when served) would send the sub-goal's unseen "Fox and HBO" back once
-    context = {
+    context: dict[str, Any] = {
         "model": f"scripted:{script}",
         "wiki": str(snapshot),
         "task": "fever",
@@ -251,7 +252,9 @@ def test_lats_is_served_and_its_tree_is_in_the_threads_state(
     )
     assert isinstance(result, dict), result
     assert (result["answer"], result["stopped_by"], result["model_calls"]) == ("yes", "solved", 4)
-    tree = client.threads.get_state(thread["thread_id"])["values"]["tree"]
+    values = client.threads.get_state(thread["thread_id"])["values"]
+    assert isinstance(values, dict)
+    tree = values["tree"]
     assert [(n["id"], n["parent"], n["action"]) for n in tree][1:] == [
         (1, 0, "Finish[no]"),
         (2, 0, "Search[Ed Wood]"),
