@@ -30,6 +30,7 @@ def from_snapshots(graph: Graph, thread_id: str) -> list[CheckpointSummary]:
             s.values.get("steps", 0),
             s.values.get("status"),
             tuple(sorted(s.next)),
+            (s.parent_config or {}).get("configurable", {}).get("checkpoint_id"),
         )
         for s in graph.get_state_history(thread(thread_id))
     ]
