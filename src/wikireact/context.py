@@ -23,9 +23,11 @@ DEFAULT_REPETITION_LIMIT = 3
 """The third identical action in one state ends the episode."""
 DEFAULT_OBSERVATION_CAP = 1000
 """Characters of one observation before it is truncated."""
+DEFAULT_KEEP_OBSERVATIONS = 3
+"""Latest observations sent in full when older ones are cleared to fit the context window."""
 MAX_STEPS = 5_000
-"""The largest step budget: a prompt holds every earlier step, so an episode this long is far
-past any model's context window (5,000 steps of one-line observations are ~170k tokens)."""
+"""The largest step budget: a prompt holds every earlier step, fitted to the model's context
+window by clearing older observations (`wikireact.prompting.fitting`)."""
 SUPERSTEPS_PER_STEP = 4
 """LangGraph supersteps one ReAct step may take: reason, parse, act, observe (3 without act)."""
 RECURSION_LIMIT = SUPERSTEPS_PER_STEP * MAX_STEPS + 10
@@ -164,6 +166,52 @@ class Context:
             "with a visible marker. Env: WIKIREACT_OBSERVATION_CAP.",
         },
     )
+    context_tokens: int = field(
+        default_factory=lambda: _env_int("WIKIREACT_CONTEXT_TOKENS", 0),
+        metadata={
+            "ge": 0,
+            "json_schema_extra": _shows_default("context_tokens"),
+            "description": "The model's context window in tokens; 0: the model's own (a local "
+            "model's n_ctx, a known provider model's). Older observations are cleared from "
+            "the prompt to fit it. Env: WIKIREACT_CONTEXT_TOKENS.",
+        },
+    )
+    keep_observations: int = field(
+        default_factory=lambda: _env_int("WIKIREACT_KEEP_OBSERVATIONS", DEFAULT_KEEP_OBSERVATIONS),
+        metadata={
+            "ge": 1,
+            "json_schema_extra": _shows_default("keep_observations"),
+            "description": "Latest observations always sent in full when older ones are "
+            "cleared to fit the context window. Env: WIKIREACT_KEEP_OBSERVATIONS.",
+        },
+    )
+    max_model_calls: int = field(
+        default_factory=lambda: _env_int("WIKIREACT_MAX_MODEL_CALLS", 0),
+        metadata={
+            "ge": 0,
+            "json_schema_extra": _shows_default("max_model_calls"),
+            "description": "Model calls an episode may make (nested episodes included); 0: no "
+            "limit. Env: WIKIREACT_MAX_MODEL_CALLS.",
+        },
+    )
+    max_input_tokens: int = field(
+        default_factory=lambda: _env_int("WIKIREACT_MAX_INPUT_TOKENS", 0),
+        metadata={
+            "ge": 0,
+            "json_schema_extra": _shows_default("max_input_tokens"),
+            "description": "Prompt tokens an episode may send in all; 0: no limit. "
+            "Env: WIKIREACT_MAX_INPUT_TOKENS.",
+        },
+    )
+    max_output_tokens: int = field(
+        default_factory=lambda: _env_int("WIKIREACT_MAX_OUTPUT_TOKENS", 0),
+        metadata={
+            "ge": 0,
+            "json_schema_extra": _shows_default("max_output_tokens"),
+            "description": "Reply tokens an episode may receive in all; 0: no limit. "
+            "Env: WIKIREACT_MAX_OUTPUT_TOKENS.",
+        },
+    )
     approve: bool = field(
         default_factory=lambda: env_flag("WIKIREACT_APPROVE"),
         metadata={
@@ -283,7 +331,16 @@ class Context:
 
 FIELD_NAMES: tuple[str, ...] = tuple(f.name for f in fields(Context))
 TEXT_FIELDS = ("model", "wiki")
-NUMBER_FIELDS = ("max_steps", "repetition_limit", "observation_cap")
+NUMBER_FIELDS = (
+    "max_steps",
+    "repetition_limit",
+    "observation_cap",
+    "context_tokens",
+    "keep_observations",
+    "max_model_calls",
+    "max_input_tokens",
+    "max_output_tokens",
+)
 
 
 def least(name: str) -> int:

@@ -147,6 +147,26 @@ class LockLostError(EpisodeStoppedError):
         )
 
 
+class ContextExhaustedError(EpisodeStoppedError):
+    """The next prompt does not fit the model's context window, even fitted (or the provider said so).
+
+    A ReAct episode ends with status `context_exhausted` instead (resumable with a larger
+    window, `--context-tokens`, or another model); an agent's own model calls stop resumably.
+    """
+
+    def __init__(self, tokens: int | None, limit: int | None, window: int | None) -> None:
+        """Record the prompt's tokens, the prompt limit and the window (None: not known)."""
+        self.tokens, self.limit, self.window = tokens, limit, window
+        if tokens is None:
+            text = "the model refused the prompt as longer than its context window"
+        else:
+            text = (
+                f"the prompt needs {tokens} tokens even with old observations cleared; "
+                f"the model's window of {window} tokens leaves {limit} for it"
+            )
+        super().__init__(text)
+
+
 class ProviderError(WikireactError):
     """A model of wikireact's own could not answer (e.g. a script ran out of replies).
 

@@ -3,6 +3,8 @@
 Routers:
 - `route_start`: a new episode, or one that can go on (stopped before the recursion limit,
   or out of a budget the run's context raises), goes to `reason`; an ended one to END.
+- `route_after_reason`: to `parse`, or END when the prompt could not fit the model's
+  context window (status `context_exhausted`: resumable with a larger window).
 - `route_after_parse`: a new Search/Lookup goes to `act`; an invalid output, a Finish
   or a repeat (see `wikireact.wiki.repetition`) goes straight to `observe` (nothing is executed).
 - `route_after_observe`: back to `reason` while the episode runs; END once it is
@@ -50,6 +52,11 @@ def route_start(state: State, runtime: Runtime[Context]) -> Literal["reason", "_
     return "reason" if can_continue(state, settings) else "__end__"
 
 
+def route_after_reason(state: State) -> Literal["parse", "__end__"]:
+    """Parse the reply; end the run when the prompt could not fit the context window (no reply)."""
+    return "__end__" if state.get("status") == "context_exhausted" else "parse"
+
+
 def route_after_parse(state: State) -> Literal["act", "observe"]:
     """Execute only a valid Search/Lookup that is not a repeat (parse left its kind open)."""
     current = state.get("current") or {}
@@ -80,7 +87,7 @@ def make_builder(
     builder.add_node("act", partial(act, resources=resources))
     builder.add_node("observe", observe)
     builder.add_conditional_edges(START, route_start)
-    builder.add_edge("reason", "parse")
+    builder.add_conditional_edges("reason", route_after_reason)
     builder.add_conditional_edges("parse", route_after_parse)
     builder.add_edge("act", "observe")
     builder.add_conditional_edges("observe", route_after_observe)

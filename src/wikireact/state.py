@@ -29,11 +29,14 @@ Status = Literal[
     "recursion_limit",
     "invalid_plan",
     "no_answer",
+    "context_exhausted",
 ]
 """`recursion_limit`: stopped before LangGraph's recursion limit (not ended: a run with a
 larger `recursion_limit` continues it). Agents that plan (`wikireact.agents`) may also end
 `invalid_plan` (no valid plan after the re-plan) or `no_answer` (their one answering call
-gave no `Finish`)."""
+gave no `Finish`). `context_exhausted`: the next prompt did not fit the model's context
+window even fitted (`wikireact.prompting.fitting`), or the provider refused it as too long (not
+ended: a run with a larger window or another model continues it)."""
 ProtocolName = Literal["text", "tools"]
 """How the model states its action: `text` (`Action N: Verb[argument]` lines, parsed by us)
 or `tools` (native tool calls: search, lookup, finish)."""
@@ -149,6 +152,10 @@ class AuditRecord(TypedDict):
     output_tokens: int
     approval: Approval | None
     """The reviewer's decision under approval mode; None otherwise."""
+    model_seconds: NotRequired[float]
+    """Wall time of the step's model call (the Wikipedia call's is `ended_at - started_at`)."""
+    cleared: NotRequired[int]
+    """Observations the step's prompt sent as a placeholder to fit the model's context window."""
 
 
 @DESCRIBED
@@ -205,6 +212,10 @@ class CurrentStep(TypedDict, total=False):
     """The reviewer's decision, written by `act` in approval mode."""
     shown: list[ShownSentence]
     """The page sentences the observation shows (`wikireact.evidence.shown`), written by `act`."""
+    cleared: int
+    """Observations the step's prompt sent as a placeholder to fit the context (`reason`)."""
+    model_seconds: float
+    """Wall time of the step's model call (`reason`)."""
 
 
 EMPTY_STEP = CurrentStep(
@@ -225,6 +236,8 @@ EMPTY_STEP = CurrentStep(
     ended_at=None,
     approval=None,
     shown=[],
+    cleared=0,
+    model_seconds=0.0,
 )
 """Every field of a step in progress at its empty value (`current` merges partial writes)."""
 
@@ -241,6 +254,12 @@ class StepUsage(TypedDict):
     input_tokens: int
     output_tokens: int
     wiki_requests: int
+    cleared: NotRequired[int]
+    """Observations sent as a placeholder in the step's prompt to fit the context window."""
+    model_seconds: NotRequired[float]
+    """Wall time of the step's model call."""
+    wiki_seconds: NotRequired[float]
+    """Wall time of the step's Wikipedia call (0 when nothing was executed)."""
 
 
 @DESCRIBED
@@ -323,5 +342,8 @@ class State(EpisodeInput, OutputState, total=False):
     """The episode's `Context` as a dict, kept from its start (see `wikireact.episode.stored_context`).
     A plain channel, not a delta one: it is small and written once, and a delta channel written
     once is read by walking back to that write, through every checkpoint of the episode."""
+    stop_reason: str | None
+    """Why a run stopped short of an answer, in one line (`budget_exhausted` on a token or call
+    budget, `context_exhausted`); None otherwise."""
     remaining_steps: RemainingSteps
     """LangGraph's managed count of supersteps left before the recursion limit (not stored)."""

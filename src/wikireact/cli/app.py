@@ -22,6 +22,7 @@ from wikireact.cli.options import (
     ApproveOpt,
     CacheOpt,
     CandidatesOpt,
+    ContextTokensOpt,
     DbOpt,
     IterationsOpt,
     JsonOpt,
@@ -109,6 +110,7 @@ def ask(
     model: ModelOpt = None,
     wiki: WikiOpt = None,
     max_steps: StepsOpt = None,
+    context_tokens: ContextTokensOpt = None,
     thread_id: Annotated[
         str | None,
         typer.Option(
@@ -168,6 +170,7 @@ def ask(
         protocol=protocol,
         task=task,
         verify_finish=verify_finish,
+        context_tokens=context_tokens,
     )
     check_settings(agent, context)  # before the thread is registered: refused, nothing kept
     resources, chat_model = run_model(context, model_cache)
@@ -288,6 +291,7 @@ def resume(
     model: ResumeModelOpt = None,
     wiki: ResumeWikiOpt = None,
     max_steps: ResumeStepsOpt = None,
+    context_tokens: ContextTokensOpt = None,
     db: DbOpt = None,
     approve: ResumeApproveOpt = None,
     from_checkpoint: Annotated[
@@ -326,6 +330,7 @@ def resume(
             wiki=wiki,
             max_steps=max_steps,
             approve=approve,
+            context_tokens=context_tokens,
         )
         check_settings(agent, context)
         resources, chat_model = run_model(context, model_cache)

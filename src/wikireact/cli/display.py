@@ -23,6 +23,7 @@ STATUS_STYLE = {
     "repetition_halted": "bold yellow",
     "invalid_plan": "bold yellow",
     "no_answer": "bold yellow",
+    "context_exhausted": "bold yellow",
     "running": "bold cyan",
 }
 _UNSAFE_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
@@ -91,7 +92,14 @@ def answer_text(result: dict[str, Any]) -> str:
     status = result.get("status", "running")
     steps = result.get("steps", 0)
     if status == "budget_exhausted":
-        return f"no answer (budget of {steps} steps used)"
+        reason = result.get("stop_reason")
+        return (
+            f"no answer (budget: {reason})"
+            if reason
+            else f"no answer (budget of {steps} steps used)"
+        )
+    if status == "context_exhausted":
+        return f"no answer yet (the next prompt does not fit the model's context window, after {steps} steps)"
     if status == "repetition_halted":
         return "no answer (halted: the same action was proposed again and again)"
     if status == "invalid_plan":
@@ -203,6 +211,7 @@ def result_json(result: dict[str, Any], thread_id: str) -> str:
             "model_calls": model_calls(result),
             "citations": result.get("citations", []),
             "supported": result.get("supported"),
+            "stop_reason": result.get("stop_reason"),
             "thread_id": thread_id,
             **{key: result[key] for key in AGENT_OUTPUTS if key in result},
         }

@@ -233,3 +233,16 @@ def run_episode(
             errors.print(
                 f"{KEEP_ENV}: pruned {len(kept.pruned)} threads, deleted {len(kept.deleted)}"
             )
+    if result.get("status") == "context_exhausted":
+        fail(context_exhausted_line(result, hint), 1)
+
+
+def context_exhausted_line(result: dict[str, Any], hint: str) -> str:
+    """Return the one line that says the episode ran out of context and how to continue it."""
+    command, sep, rest = hint.partition("` ")
+    larger = f"{command.rstrip('`')} --context-tokens N`{' ' + rest if sep else ''}"
+    return (
+        f"{str(result.get('stop_reason') or 'the prompt does not fit').rstrip('.')}. The episode "
+        f"is saved: continue it with a larger window, {larger} (N more tokens than now), or "
+        "with another --model"
+    )

@@ -49,6 +49,16 @@ StepsOpt = Annotated[
         help=f"step budget ({least('max_steps')} to {MAX_STEPS})",
     ),
 ]
+ContextTokensOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--context-tokens",
+        metavar="N",
+        show_default="env WIKIREACT_CONTEXT_TOKENS, else the model's own window",
+        help="the model's context window in tokens; older observations are cleared from the "
+        "prompt to fit it (a larger one continues a thread that ran out of context)",
+    ),
+]
 DbOpt = Annotated[
     str | None,
     typer.Option(

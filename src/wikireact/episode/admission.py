@@ -49,7 +49,7 @@ from wikireact.protocols.text import valid_unicode
 
 DEFAULT_RECURSION_LIMIT = 10_007
 """LangGraph's default `recursion_limit` (1.2)."""
-REOPENED_THROUGH_START = frozenset({"recursion_limit", "budget_exhausted"})
+REOPENED_THROUGH_START = frozenset({"recursion_limit", "budget_exhausted", "context_exhausted"})
 """Statuses whose run ended at END: an episode that can go on continues from START."""
 
 

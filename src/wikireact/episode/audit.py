@@ -58,7 +58,17 @@ def audit_record(
         input_tokens=current.get("input_tokens", 0),
         output_tokens=current.get("output_tokens", 0),
         approval=current.get("approval"),
+        model_seconds=current.get("model_seconds", 0.0),
+        cleared=current.get("cleared", 0),
     )
+
+
+def seconds_between(started_at: str | None, ended_at: str | None) -> float:
+    """Return the seconds between two `utc_now` times (0.0 when either is missing)."""
+    if not started_at or not ended_at:
+        return 0.0
+    start, end = (datetime.fromisoformat(t.replace("Z", "+00:00")) for t in (started_at, ended_at))
+    return round((end - start).total_seconds(), 3)
 
 
 def signed(decision: Any, reviewer: str | None) -> Any:

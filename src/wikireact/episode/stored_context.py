@@ -20,10 +20,23 @@ from collections.abc import Mapping
 from typing import Any
 
 from wikireact.context import FIELD_NAMES, Context
+from wikireact.episode.budgets import exceeded
 from wikireact.errors import ConfigurationError
 from wikireact.state import State
 
-APPLIED = frozenset({"model", "wiki", "max_steps", "approve"})
+APPLIED = frozenset(
+    {
+        "model",
+        "wiki",
+        "max_steps",
+        "approve",
+        "context_tokens",
+        "keep_observations",
+        "max_model_calls",
+        "max_input_tokens",
+        "max_output_tokens",
+    }
+)
 """Fields a later run may change: the new value steers the remaining steps."""
 FIXED = frozenset({"protocol", "method", "task", "repetition_limit", "observation_cap"})
 """Fields an episode keeps from its start: a run giving another value is refused."""
@@ -87,10 +100,16 @@ def episode_context(
 def can_continue(values: Mapping[str, Any], settings: Context) -> bool:
     """Whether an episode with these `values` has steps left to run under `settings`.
 
-    Yes while it runs or was stopped before the recursion limit, and when it ran out of
-    budget but `settings` now allow more steps; no once it finished or halted.
+    Yes while it runs, was stopped before the recursion limit or ran out of context (a run
+    with a larger window or another model tries again), and when it ran out of budget but
+    `settings` now allow more (steps, and the model-call and token budgets); no once it
+    finished or halted.
     """
     status = values.get("status")
-    if status in (None, "running", "recursion_limit"):
+    if status in (None, "running", "recursion_limit", "context_exhausted"):
         return True
-    return status == "budget_exhausted" and settings.max_steps > values.get("steps", 0)
+    return (
+        status == "budget_exhausted"
+        and settings.max_steps > values.get("steps", 0)
+        and exceeded(values.get("usage") or [], settings, values.get("model_calls")) is None
+    )

@@ -81,6 +81,16 @@ class ScriptedChatModel(BaseChatModel):
     (a test holds a process at a known point, then lets it go on, with no timing)."""
     hold_after: int = Field(default=0, ge=0)
     """Calls (to this model, in this process) that pass before `hold_until` holds the rest."""
+    context_window: int | None = Field(default=None, gt=0)
+    """Tokens (as `count_tokens` counts them) the model takes, prompt and reply; None: no limit.
+    A longer prompt raises llama.cpp's error, as a local model would."""
+    max_tokens: int = Field(default=50, gt=0)
+    """Tokens kept for a reply under `context_window`."""
+
+    def count_prompt_tokens(self, messages: Sequence[BaseMessage]) -> int:
+        """Return a prompt's tokens as this model counts them (and reports as `input_tokens`)."""
+        return sum(_message_tokens(str(m.content)) for m in messages)
+
     _fallback_calls: int = PrivateAttr(default=0)
     _calls_seen: int = PrivateAttr(default=0)
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
@@ -210,7 +220,11 @@ class ScriptedChatModel(BaseChatModel):
             cut = text.find(token)
             if cut != -1:
                 text = text[:cut]
-        prompt = sum(_message_tokens(str(m.content)) for m in messages)
+        prompt = self.count_prompt_tokens(messages)
+        if self.context_window is not None and prompt + self.max_tokens > self.context_window:
+            raise ValueError(
+                f"Requested tokens ({prompt}) exceed context window of {self.context_window}"
+            )
         produced = count_tokens(text) + sum(
             count_tokens(str(c["args"])) for c in scripted.tool_calls
         )

@@ -15,9 +15,10 @@ from langchain_core.language_models import LanguageModelInput
 from langchain_core.messages import BaseMessage
 from langchain_core.runnables import Runnable
 
-from wikireact.errors import ModelCallError
+from wikireact.errors import ContextExhaustedError, ModelCallError
 from wikireact.models.call_metadata import CALL_INDEX_KEY
 from wikireact.models.outages import stops_episode
+from wikireact.models.overflow import is_context_overflow
 
 _THINK_BLOCK = re.compile(r"<think>.*?(</think>|$)", re.DOTALL | re.IGNORECASE)
 RUN_NAME = "wikireact_model"
@@ -36,7 +37,9 @@ def call_model(
     An outage of the model, or a setting found unusable mid-call
     (`wikireact.models.outages`), becomes the resumable `ModelCallError` saying `failure`
     (e.g. "the model did not answer step 3") with the exception's first line; any other
-    exception is a bug and propagates as it is (resuming would meet it again).
+    exception is a bug and propagates as it is (resuming would meet it again). A prompt
+    the model refuses as longer than its context window (`wikireact.models.overflow`) raises
+    `ContextExhaustedError`.
     """
     try:
         return runnable.invoke(
@@ -45,6 +48,8 @@ def call_model(
             config={"metadata": {CALL_INDEX_KEY: index}, "run_name": RUN_NAME},
         )
     except Exception as exc:
+        if is_context_overflow(exc):
+            raise ContextExhaustedError(None, None, None) from exc
         if not stops_episode(exc):
             raise
         detail = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else ""

@@ -18,7 +18,8 @@ from langchain_core.callbacks import dispatch_custom_event
 from langgraph.runtime import Runtime
 
 from wikireact.context import RECURSION_LIMIT, SUPERSTEPS_PER_STEP, Context
-from wikireact.episode.audit import audit_record
+from wikireact.episode.audit import audit_record, seconds_between
+from wikireact.episode.budgets import exceeded
 from wikireact.episode.recursion import has_room
 from wikireact.episode.stored_context import episode_context
 from wikireact.evidence import answer_evidence
@@ -43,12 +44,24 @@ def observe(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     action = current.get("action")
     answer = action["argument"] if kind == "finish" and action is not None else None
 
+    usage = StepUsage(
+        step=number,
+        input_tokens=current.get("input_tokens", 0),
+        output_tokens=current.get("output_tokens", 0),
+        wiki_requests=current.get("wiki_requests", 0),
+        cleared=current.get("cleared", 0),
+        model_seconds=current.get("model_seconds", 0.0),
+        wiki_seconds=seconds_between(current.get("started_at"), current.get("ended_at")),
+    )
+    spent = exceeded([*(state.get("usage") or []), usage], context)
+    if spent is None and number >= context.max_steps:
+        spent = f"{number} steps used; the budget is {context.max_steps} (max_steps)"
     status: Status = "running"
     if answer is not None:
         status = "finished"
     elif kind == "repeat" and times_proposed(key, proposals) + 1 >= context.repetition_limit:
         status = "repetition_halted"
-    elif number >= context.max_steps:
+    elif spent is not None:
         status = "budget_exhausted"
     elif not has_room(state.get("remaining_steps", RECURSION_LIMIT), SUPERSTEPS_PER_STEP):
         status = "recursion_limit"  # the next step might not fit: stop before LangGraph raises
@@ -64,12 +77,6 @@ def observe(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         step["calls"] = current.get("calls") or []
     if kind == "executed" and "shown" in current:  # absent: a step begun before it was kept
         step["shown"] = current.get("shown") or []
-    usage = StepUsage(
-        step=number,
-        input_tokens=current.get("input_tokens", 0),
-        output_tokens=current.get("output_tokens", 0),
-        wiki_requests=current.get("wiki_requests", 0),
-    )
     event = {"step": number, **step, "status": status}
     runtime.stream_writer(event)
     dispatch_custom_event(STEP_EVENT, event)
@@ -87,6 +94,7 @@ def observe(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         "proposals": {key: [number]} if kind in COUNTED and key is not None else {},
         "status": status,
         "answer": answer,
+        "stop_reason": spent if status == "budget_exhausted" else None,
     }
 
 

@@ -12,8 +12,9 @@ from typing import Literal
 from langchain_core.messages import BaseMessage
 
 from wikireact.context import Task
-from wikireact.prompting.exemplars import EpisodeExemplar
+from wikireact.prompting.exemplars import EpisodeExemplar, default_episodes
 from wikireact.prompting.react import build_messages as default_messages
+from wikireact.prompting.small_model import TASK_EXEMPLARS as SMALL_MODEL_EXEMPLARS
 from wikireact.prompting.small_model import build_messages as small_model_messages
 from wikireact.state import Step
 
@@ -50,3 +51,19 @@ def build_prompt(
     `lessons` of earlier attempts come right before the question.
     """
     return PROMPT_VARIANTS[variant](question, history, method, exemplars, task, lessons)
+
+
+def variant_exemplars(
+    variant: str,
+    method: Literal["react", "act"],
+    task: Task,
+    exemplars: tuple[EpisodeExemplar, ...] | None,
+) -> tuple[EpisodeExemplar, ...]:
+    """Return the few-shot episodes `variant`'s prompt shows (the tools protocol's: `default`).
+
+    Given to the builder as they are, a prefix of them shows fewer (`wikireact.prompting.fitting`).
+    """
+    own = default_episodes(method, task)
+    if variant == "small" and (exemplars is None or exemplars == own):
+        return SMALL_MODEL_EXEMPLARS[task]
+    return own if exemplars is None else exemplars

@@ -160,6 +160,19 @@ class LlamaCppChatModel(BaseChatModel):
             tokens.insert(0, bos)
         return tokens
 
+    @property
+    def context_window(self) -> int:
+        """The tokens llama.cpp holds for prompt and reply (`n_ctx`, from the GGUF header, capped)."""
+        return self.n_ctx
+
+    def count_prompt_tokens(self, messages: list[BaseMessage]) -> int:
+        """Return the tokens of `messages` exactly as llama.cpp receives them (template, BOS)."""
+        client = self._client()
+        with self._lock:
+            return _token_count(
+                client, self._encode(client, self._prompt(client, _to_gemma_turns(messages)))
+            )
+
     def _step_form(self, turns: list[dict[str, str]]) -> dict[str, Any]:
         """Return the step grammar's settings for the step `turns` ask for."""
         return step_form(
@@ -208,7 +221,7 @@ class LlamaCppChatModel(BaseChatModel):
                         sampling,
                     )
                     text, output_tokens = text + action, output_tokens + more
-            prompt_tokens = len(client.tokenize(_flatten(messages).encode(), add_bos=True))
+            prompt_tokens = _token_count(client, encoded)
         message = AIMessage(
             content=text,
             usage_metadata={
@@ -359,8 +372,12 @@ def _silence_llama_logs() -> None:
         llama_cpp.llama_log_set(_LOG_CALLBACK, ctypes.c_void_p(0))
 
 
-def _flatten(messages: list[BaseMessage]) -> str:
-    return "\n".join(str(m.content) for m in messages)
+def _token_count(client: Any, encoded: str | list[int]) -> int:
+    """Return the tokens llama.cpp's `create_completion` makes of `encoded` (text: BOS and special tokens)."""
+    if isinstance(encoded, list):
+        return len(encoded)
+    add_bos = bool(client._model.add_bos_token())
+    return len(client.tokenize(encoded.encode(), add_bos=add_bos, special=True))
 
 
 def _to_gemma_turns(messages: list[BaseMessage]) -> list[dict[str, str]]:

@@ -1,0 +1,38 @@
+"""An episode's budgets beside its steps: model calls, prompt tokens and reply tokens.
+
+`Context.max_model_calls`, `max_input_tokens` and `max_output_tokens` (0: no limit) bound
+what an episode costs; `exceeded` says, in one line, which one its usage has reached. The
+episode then ends `budget_exhausted` with that reason (`stop_reason`); a run whose context
+raises the budget continues it. The paper's settings (7 steps, no token limits) set none.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from wikireact.context import Context
+
+
+def exceeded(
+    usage: Iterable[Mapping[str, Any]], context: Context, calls: int | None = None
+) -> str | None:
+    """Return which budget `usage` (per-call token records) has reached, or None.
+
+    `calls` is the model calls made when they are not one per record (an agent's own count).
+    """
+    records = list(usage)
+    used = {
+        "max_model_calls": len(records) if calls is None else calls,
+        "max_input_tokens": sum(int(r.get("input_tokens", 0)) for r in records),
+        "max_output_tokens": sum(int(r.get("output_tokens", 0)) for r in records),
+    }
+    for name, what in (
+        ("max_model_calls", "model calls"),
+        ("max_input_tokens", "prompt tokens"),
+        ("max_output_tokens", "reply tokens"),
+    ):
+        limit = getattr(context, name)
+        if limit and used[name] >= limit:
+            return f"{used[name]} {what} used; the budget is {limit} ({name})"
+    return None

@@ -1,0 +1,168 @@
+"""Fit a prompt into the model's context window; the episode's state is never touched.
+
+Every agent builds its prompt through `fit_prompt` (ReAct's `reason`, both protocols;
+the episodes Plan-and-Execute and Reflexion run are ReAct episodes). When the whole prompt
+does not fit `ContextBudget.limit` (`wikireact.models.context_window`), the prompt is
+built again with, in this order, until it fits:
+
+1. the oldest observations replaced by a one-line placeholder (`cleared_observation`:
+   what was there and how to get it back), keeping the latest `keep_latest` in full;
+2. fewer extras: the few-shot exemplars first (from the last), then the oldest lessons;
+3. the latest observations cleared too, all but the very last;
+4. the oldest steps left out whole, replaced by one line (a window too small for every
+   Thought and Action of a long episode).
+
+The question and the latest step with its observation are always sent. A prompt
+that still does not fit raises `ContextExhaustedError` (the episode ends
+`context_exhausted`, resumable with a larger window or another model). Each stage looks
+for the least change that fits by bisection, so a long episode costs a few counts a step.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from langchain_core.messages import BaseMessage
+
+from wikireact.context import DEFAULT_KEEP_OBSERVATIONS
+from wikireact.errors import ContextExhaustedError
+from wikireact.models.context_window import ContextBudget
+from wikireact.state import Step
+from wikireact.wiki.sentences import split_sentences
+
+Builder = Callable[["Plan"], list[BaseMessage]]
+"""Builds the prompt a `Plan` describes."""
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What a fitted prompt leaves out."""
+
+    cleared: int = 0
+    """Oldest clearable items (observations, evidence) sent as a placeholder."""
+    trimmed: int = 0
+    """Extras (exemplars from the last, then the oldest lessons) left out."""
+    dropped: int = 0
+    """Oldest steps left out whole, replaced by one line saying so."""
+
+
+@dataclass(frozen=True)
+class Fitted:
+    """A prompt as sent, and what fitting it changed."""
+
+    messages: list[BaseMessage]
+    tokens: int | None
+    """Its tokens as the budget counts them (None: the model's window is unknown, nothing fitted)."""
+    plan: Plan
+
+    @property
+    def cleared(self) -> int:
+        """Observations not sent in full (cleared or in a dropped step)."""
+        return self.plan.cleared
+
+
+def fit_prompt(
+    build: Builder,
+    budget: ContextBudget | None,
+    *,
+    items: int,
+    extras: int,
+    steps: int = 0,
+    keep_latest: int = DEFAULT_KEEP_OBSERVATIONS,
+) -> Fitted:
+    """Return the prompt `build(plan)` makes with the least change that fits `budget`.
+
+    `items` is how many clearable items (oldest first) the prompt holds, `extras` how many
+    extras it may leave out, `steps` how many steps it shows (all but the latest may be
+    dropped, after everything else). Raises `ContextExhaustedError` when even the smallest
+    prompt is over the limit.
+    """
+    full = build(Plan())
+    if budget is None:
+        return Fitted(full, None, Plan())
+    counted: dict[Plan, int] = {}
+
+    def tokens(plan: Plan) -> int:
+        if plan not in counted:
+            counted[plan] = budget.count(full if plan == Plan() else build(plan))
+        return counted[plan]
+
+    def fits(plan: Plan) -> bool:
+        return tokens(plan) <= budget.limit
+
+    older, last = max(items - keep_latest, 0), max(items - 1, 0)
+    stages: list[Callable[[int], Plan]] = [
+        lambda n: Plan(cleared=n),
+        lambda n: Plan(cleared=older, trimmed=n),
+        lambda n: Plan(cleared=n, trimmed=extras),
+        lambda n: Plan(cleared=last, trimmed=extras, dropped=n),
+    ]
+    ranges = [(0, older), (0, extras), (older, last), (0, max(steps - 1, 0))]
+    for stage, (low, high) in zip(stages, ranges, strict=True):
+        found = _least(low, high, lambda n, stage=stage: fits(stage(n)))  # type: ignore[misc]
+        if found is not None:
+            plan = stage(found)
+            return Fitted(full if plan == Plan() else build(plan), tokens(plan), plan)
+    smallest = stages[-1](ranges[-1][1])
+    raise ContextExhaustedError(tokens(smallest), budget.limit, budget.window)
+
+
+def _least(low: int, high: int, fits: Callable[[int], bool]) -> int | None:
+    """Return the least n in [low, high] with `fits(n)` (assumed monotone), or None."""
+    if high < low or not fits(high):
+        return None
+    while low < high:
+        middle = (low + high) // 2
+        if fits(middle):
+            high = middle
+        else:
+            low = middle + 1
+    return low
+
+
+def clearable_steps(history: Sequence[Step]) -> list[int]:
+    """Return the indices of the steps whose observation a prompt may clear (those with one)."""
+    return [i for i, step in enumerate(history) if step["observation"]]
+
+
+def fitted_history(history: Sequence[Step], plan: Plan) -> Sequence[Step]:
+    """Return `history` as `plan` shows it (oldest observations cleared, oldest steps dropped).
+
+    The oldest `plan.cleared` observations become placeholders, the oldest `plan.dropped`
+    steps one line.
+
+    Steps left as they are are the very same objects (the prompt builders reuse their turns).
+    """
+    if not plan.cleared and not plan.dropped:
+        return history
+    indices = set(clearable_steps(history)[: plan.cleared])
+    shown = [
+        Step(**{**step, "observation": cleared_observation(step)}) if i in indices else step
+        for i, step in enumerate(history)
+    ]
+    if not plan.dropped:
+        return shown
+    note = Step(
+        kind="executed",
+        thought="",
+        action="(earlier steps)",
+        observation=f"[steps 1-{plan.dropped} cleared to fit the context; the steps below "
+        "are numbered from 2 on]",
+        raw="",
+    )
+    return [note, *shown[plan.dropped :]]
+
+
+def cleared_observation(step: Step) -> str:
+    """Return the placeholder sent instead of a step's observation: what it was, how to reread it."""
+    action = step["action"]
+    count = len(split_sentences(step["observation"])) or 1
+    sentences = f"{count} sentence{'s' if count != 1 else ''}"
+    if action.startswith("Search["):
+        again = "Search it again to reread"
+    elif action.startswith("Lookup["):
+        again = "Search its page and Lookup again to reread"
+    else:
+        again = "it was the answer to that action"
+    return f"[cleared to fit the context: {action}, {sentences}; {again}]"
