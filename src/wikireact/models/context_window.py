@@ -118,10 +118,9 @@ def estimate_tokens(model: Any, messages: Sequence[BaseMessage]) -> int:
     The provider package's own count if it has one, else LangChain's approximation.
     """
     count: int | None = None
-    overridden = type(model).get_num_tokens_from_messages is not (
-        BaseChatModel.get_num_tokens_from_messages
-    )
-    if isinstance(model, BaseChatModel) and overridden:
+    if isinstance(model, BaseChatModel) and (
+        type(model).get_num_tokens_from_messages is not BaseChatModel.get_num_tokens_from_messages
+    ):
         try:
             count = model.get_num_tokens_from_messages(list(messages))
         except Exception:  # e.g. a tokenizer that must be downloaded: estimate instead

@@ -1,0 +1,98 @@
+"""The CLI when an episode outgrows the model's context window: one line, a resume hint, and a resume that continues."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from fault_server import FaultServer, Reply, json_reply
+from support import GOOD_RUN, QUESTION, ask_args, flat
+from typer.testing import CliRunner
+
+from wikireact.cli.app import app
+from wikireact.models import registry
+
+runner = CliRunner()
+PROMPT_CHARS = 3950
+"""The fake Groq refuses a prompt longer than this (the third step's, sent whole)."""
+
+
+def groq_text_reply(method: str, path: str, query: dict[str, str], body: bytes) -> Reply:
+    """An OpenAI-compatible chat completion answering GOOD_RUN by step, or HTTP 400
+    `context_length_exceeded` for a prompt over `PROMPT_CHARS` characters, as Groq does."""
+    messages = json.loads(body)["messages"]
+    if sum(len(str(m.get("content") or "")) for m in messages) > PROMPT_CHARS:
+        error = {
+            "message": "Please reduce the length of the messages or completion.",
+            "type": "invalid_request_error",
+            "param": "messages",
+            "code": "context_length_exceeded",
+        }
+        return 400, {}, json.dumps({"error": error}).encode()
+    start = max(i for i, m in enumerate(messages) if str(m["content"]).startswith("Question: Were"))
+    step = sum(m["role"] == "assistant" for m in messages[start:])
+    return json_reply(
+        {
+            "id": "x",
+            "object": "chat.completion",
+            "created": 0,
+            "model": "qwen/qwen3.6-27b",
+            "choices": [
+                {
+                    "index": 0,
+                    "finish_reason": "stop",
+                    "message": {"role": "assistant", "content": GOOD_RUN[step]},
+                }
+            ],
+            "usage": {"prompt_tokens": 900, "completion_tokens": 10, "total_tokens": 910},
+        }
+    )
+
+
+def test_groq_context_length_exceeded_ends_context_exhausted_and_a_fitted_resume_continues(
+    tmp_path: Path, snapshot_db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = str(tmp_path / "threads.db")
+    with FaultServer(groq_text_reply, lambda n: None) as server:
+        monkeypatch.setenv("GROQ_API_KEY", "test-key")
+        monkeypatch.setenv("GROQ_API_BASE", server.url)
+        registry._groq.cache_clear()
+        try:
+            common = ["--db", db]
+            first = runner.invoke(
+                app,
+                ["ask", QUESTION, "--model", "groq:qwen/qwen3.6-27b", "--wiki", str(snapshot_db)]
+                + ["--thread-id", "long", *common],
+            )
+            assert first.exit_code == 1, first.output
+            said = flat(first.stderr)
+            assert "context window" in said and "Traceback" not in first.output
+            assert "wikireact resume long --db" in said and "--context-tokens N" in said
+            assert "Status: context_exhausted" in flat(first.stdout)
+            resumed = runner.invoke(
+                app, ["resume", "long", "--context-tokens", "1739", *common, "--json"]
+            )
+        finally:
+            registry._groq.cache_clear()
+    assert resumed.exit_code == 0, resumed.output
+    result = json.loads(resumed.stdout)
+    assert result["status"] == "finished" and result["answer"] == "yes"
+    assert result["steps"] == 4
+
+
+def test_a_larger_context_tokens_continues_a_thread_that_ran_out_of_context(
+    tmp_path: Path, snapshot_db: Path
+) -> None:
+    db = str(tmp_path / "threads.db")
+    args = [*ask_args(snapshot_db, tmp_path, GOOD_RUN), "--thread-id", "t", "--db", db]
+    first = runner.invoke(app, [*args, "--context-tokens", "100"])
+    assert first.exit_code == 1
+    assert (
+        "--context-tokens N" in flat(first.stderr) and "Status: context_exhausted" in first.stdout
+    )
+    resumed = runner.invoke(
+        app, ["resume", "t", "--db", db, "--context-tokens", "100000", "--json"]
+    )
+    assert resumed.exit_code == 0, resumed.output
+    assert json.loads(resumed.stdout)["answer"] == "yes"
