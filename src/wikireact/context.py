@@ -331,16 +331,15 @@ class Context:
 
 FIELD_NAMES: tuple[str, ...] = tuple(f.name for f in fields(Context))
 TEXT_FIELDS = ("model", "wiki")
-NUMBER_FIELDS = (
-    "max_steps",
-    "repetition_limit",
-    "observation_cap",
+LIMIT_FIELDS = (
     "context_tokens",
     "keep_observations",
     "max_model_calls",
     "max_input_tokens",
     "max_output_tokens",
 )
+"""The context window and the budgets beside the steps (`wikireact.episode.budgets`)."""
+NUMBER_FIELDS = ("max_steps", "repetition_limit", "observation_cap", *LIMIT_FIELDS)
 
 
 def least(name: str) -> int:

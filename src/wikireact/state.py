@@ -300,6 +300,9 @@ class OutputState(TypedDict):
     title, the page's sentence index, the sentence, the cited span); see `wikireact.evidence`."""
     supported: bool
     """Once ended: whether the shown sentences support the answer (False without an answer)."""
+    stop_reason: NotRequired[str | None]
+    """Why the episode stopped short of an answer, in one line (`budget_exhausted`: which budget;
+    `context_exhausted`: the prompt's tokens and the window); None otherwise."""
 
 
 @DESCRIBED
@@ -342,8 +345,5 @@ class State(EpisodeInput, OutputState, total=False):
     """The episode's `Context` as a dict, kept from its start (see `wikireact.episode.stored_context`).
     A plain channel, not a delta one: it is small and written once, and a delta channel written
     once is read by walking back to that write, through every checkpoint of the episode."""
-    stop_reason: str | None
-    """Why a run stopped short of an answer, in one line (`budget_exhausted` on a token or call
-    budget, `context_exhausted`); None otherwise."""
     remaining_steps: RemainingSteps
     """LangGraph's managed count of supersteps left before the recursion limit (not stored)."""

@@ -162,3 +162,28 @@ def test_the_lazy_grammar_decodes_exactly_what_the_full_grammar_does() -> None:
         lazy_grammar.close()
     assert lazy == full and re.match(r"Thought 1: [^\n]+\nAction 1: ", full)
     assert "Search[Mona" not in full  # the grammar held (the model's favourite was refused)
+
+
+def test_reported_input_tokens_are_what_llama_cpp_receives() -> None:
+    from wikireact.models.local.llama import _to_gemma_turns, load_local_model
+    from wikireact.prompting.small_model import build_messages
+    from wikireact.state import Step
+
+    model = load_local_model()
+    observation = "Mona Lisa is a half-length portrait painting by Leonardo da Vinci."
+    history = [
+        Step(
+            kind="executed",
+            thought="I search it.",
+            action="Search[Mona Lisa]",
+            observation=observation,
+            raw="",
+        )
+    ]
+    messages = build_messages("Who painted the Mona Lisa?", history, "react")
+    reply = model.invoke(messages)
+    client = model._client()
+    prompt = model._prompt(client, _to_gemma_turns(messages))
+    received = client.create_completion(prompt=prompt, max_tokens=1)["usage"]["prompt_tokens"]
+    assert reply.usage_metadata["input_tokens"] == received == model.count_prompt_tokens(messages)
+    assert model.context_window == 8192

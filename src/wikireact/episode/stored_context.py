@@ -47,6 +47,7 @@ EPISODE_START: dict[str, Any] = {
     "trajectory": [],
     "usage": [],
     "audit": [],
+    "stop_reason": None,
 }
 """The output fields as a new episode starts, so a paused output has every one of them."""
 

@@ -36,9 +36,11 @@ from wikireact._json_text import json_line, json_objects, parse_json
 from wikireact.agents import load_agent
 from wikireact.agents.channels import agent_channels
 from wikireact.context import (
+    DEFAULT_KEEP_OBSERVATIONS,
     DEFAULT_MAX_STEPS,
     DEFAULT_OBSERVATION_CAP,
     DEFAULT_REPETITION_LIMIT,
+    LIMIT_FIELDS,
     NUMBER_FIELDS,
     Context,
     Task,
@@ -120,6 +122,13 @@ class EvalConfig:
     """Which questions `limit` takes: the paper's seeded sample, or the file's first ones."""
     verify_finish: bool = False
     """Send an unseen answer back once (`Context.verify_finish`); off: the paper's protocol."""
+    context_tokens: int = 0
+    """The model's context window (0: its own); older observations are cleared to fit it."""
+    keep_observations: int = DEFAULT_KEEP_OBSERVATIONS
+    max_model_calls: int = 0
+    """Per-episode budgets beside the steps (0: none, the paper's settings)."""
+    max_input_tokens: int = 0
+    max_output_tokens: int = 0
 
     def __post_init__(self) -> None:
         """Reject numbers that mean nothing, with a one-line reason."""
@@ -157,6 +166,7 @@ class EvalConfig:
             "max_steps": self.max_steps,
             "repetition_limit": self.repetition_limit,
             "observation_cap": self.observation_cap,
+            **{name: getattr(self, name) for name in LIMIT_FIELDS},
             "approve": False,
             "method": "act" if self.method == "act" else "react",
             "protocol": self.protocol,

@@ -22,6 +22,10 @@ METRICS = [
     "model_calls",
     "latency_mean_s",
     "latency_p95_s",
+    "step_model_mean_s",
+    "step_model_p95_s",
+    "step_wiki_mean_s",
+    "step_wiki_p95_s",
     "budget_exhausted_rate",
     "repetition_halted_rate",
     "unsupported_finish_rate",
@@ -55,6 +59,8 @@ def seed_metrics(records: list[dict[str, Any]]) -> dict[str, float]:
         "model_calls": _mean([r["model_calls"] for r in records]),
         "latency_mean_s": _mean([r["latency_s"] for r in records]),
         "latency_p95_s": _p95([r["latency_s"] for r in records]),
+        **_step_times(records, "model", "model_seconds_per_step"),
+        **_step_times(records, "wiki", "wiki_seconds_per_step"),
         "budget_exhausted_rate": _mean([float(r["status"] == "budget_exhausted") for r in records]),
         "repetition_halted_rate": _mean(
             [float(r["status"] == "repetition_halted") for r in records]
@@ -86,6 +92,12 @@ def sp_by_category(records: Iterable[dict[str, Any]]) -> dict[str, dict[str, flo
         category: {"questions": float(len(rs)), **sp_seed_metrics(rs)}
         for category, rs in groups.items()
     }
+
+
+def _step_times(records: list[dict[str, Any]], name: str, key: str) -> dict[str, float]:
+    """Return the mean and p95 wall time per step of `name` (model or wiki) over the records' steps."""
+    times = [float(t) for r in records for t in r.get(key) or []]
+    return {f"step_{name}_mean_s": _mean(times), f"step_{name}_p95_s": _p95(times)}
 
 
 def summarize(records: Iterable[dict[str, Any]]) -> dict[str, Any]:

@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from langchain_core.callbacks import dispatch_custom_event
+from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
 from wikireact.context import RECURSION_LIMIT, SUPERSTEPS_PER_STEP, Context
@@ -23,6 +24,7 @@ from wikireact.episode.budgets import exceeded
 from wikireact.episode.recursion import has_room
 from wikireact.episode.stored_context import episode_context
 from wikireact.evidence import answer_evidence
+from wikireact.models.call_metadata import CALL_OFFSET_KEY
 from wikireact.protocols.text import VALID_ACTIONS_HINT
 from wikireact.state import ENDED, CurrentStep, State, Status, Step, StepKind, StepUsage
 from wikireact.wiki.repetition import times_proposed
@@ -33,8 +35,11 @@ STEP_EVENT = "wikireact_step"
 """Name of the custom event each completed step dispatches (`astream_events`, callbacks)."""
 
 
-def observe(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
-    """Record the finished step and decide the episode's status."""
+def observe(state: State, runtime: Runtime[Context], config: RunnableConfig) -> dict[str, Any]:
+    """Record the finished step and decide the episode's status.
+
+    The model-call budget counts the calls an enclosing agent made before this episode too.
+    """
     context, kept = episode_context(state, runtime.context)
     number = state.get("steps", 0) + 1
     current = state.get("current") or {}
@@ -53,7 +58,9 @@ def observe(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         model_seconds=current.get("model_seconds", 0.0),
         wiki_seconds=seconds_between(current.get("started_at"), current.get("ended_at")),
     )
-    spent = exceeded([*(state.get("usage") or []), usage], context)
+    usage_so_far = [*(state.get("usage") or []), usage]
+    offset = int((config.get("metadata") or {}).get(CALL_OFFSET_KEY, 0))
+    spent = exceeded(usage_so_far, context, offset + len(usage_so_far))
     if spent is None and number >= context.max_steps:
         spent = f"{number} steps used; the budget is {context.max_steps} (max_steps)"
     status: Status = "running"

@@ -30,6 +30,7 @@ from typing import Any, cast
 from langgraph.runtime import Runtime
 
 from wikireact.agents.nested_steps import StepForwarder
+from wikireact.agents.plan_execute.planning import within_budget
 from wikireact.agents.plan_execute.prompts import subgoal_question
 from wikireact.agents.plan_execute.state import (
     PlanAuditRecord,
@@ -85,33 +86,37 @@ def make_executor(react: EpisodeGraph) -> Executor:
         )
         if was_cut(episode):  # the caller's recursion limit stopped it: not the sub-goal's result
             return {**kept, **cut_update(state)}
-        return {
-            **kept,
-            **COMPLETED,
-            **episode_update(episode, number, steps),
-            "steps": steps + episode["steps"],
-            "model_calls": calls + len(episode["usage"]),
-            "plan": list(remaining[1:]),
-            "subgoals": [
-                SubgoalResult(
-                    number=number,
-                    goal=remaining[0],
-                    question=question,
-                    status=episode["status"],
-                    answer=episode["answer"],
-                    steps=episode["steps"],
-                    budget=max(budget, 1),
-                    last_observation=next(
-                        (
-                            s["observation"]
-                            for s in reversed(episode["trajectory"])
-                            if s["observation"]
+        return within_budget(
+            {
+                **kept,
+                **COMPLETED,
+                **episode_update(episode, number, steps),
+                "steps": steps + episode["steps"],
+                "model_calls": calls + len(episode["usage"]),
+                "plan": list(remaining[1:]),
+                "subgoals": [
+                    SubgoalResult(
+                        number=number,
+                        goal=remaining[0],
+                        question=question,
+                        status=episode["status"],
+                        answer=episode["answer"],
+                        steps=episode["steps"],
+                        budget=max(budget, 1),
+                        last_observation=next(
+                            (
+                                s["observation"]
+                                for s in reversed(episode["trajectory"])
+                                if s["observation"]
+                            ),
+                            "",
                         ),
-                        "",
-                    ),
-                )
-            ],
-        }
+                    )
+                ],
+            },
+            state,
+            context,
+        )
 
     return execute
 

@@ -34,6 +34,7 @@ from wikireact.agents.plan_execute.state import (
     read_limits,
 )
 from wikireact.context import Context, Task, validate_question
+from wikireact.episode.budgets import exceeded
 from wikireact.episode.resources import DEFAULT_RESOURCES, Resources
 from wikireact.episode.stored_context import episode_context
 from wikireact.evidence import answer_evidence
@@ -61,7 +62,8 @@ def plan(
         context.task,
     )
     model = resources.chat_model(context)
-    return {**kept, **_ask(state, model, messages, "plan", limits.max_subgoals, context.task)}
+    update = _ask(state, model, messages, "plan", limits.max_subgoals, context.task)
+    return {**kept, **within_budget(update, state, context)}
 
 
 def replan(
@@ -86,7 +88,22 @@ def replan(
         context.task,
     )
     model = resources.chat_model(context)
-    return {**kept, **_ask(state, model, messages, "replan", goals_left, context.task)}
+    update = _ask(state, model, messages, "replan", goals_left, context.task)
+    return {**kept, **within_budget(update, state, context)}
+
+
+def within_budget(update: dict[str, Any], state: PlanState, context: Context) -> dict[str, Any]:
+    """End a running episode `budget_exhausted` once it reaches a budget; else return `update`.
+
+    Calls and tokens count the sub-goals' episodes too (`wikireact.episode.budgets`).
+    """
+    if update.get("status", "running") != "running":
+        return update
+    usage = [*(state.get("usage") or []), *update.get("usage", [])]
+    spent = exceeded(usage, context, update.get("model_calls", state.get("model_calls", 0)))
+    return (
+        update if spent is None else {**update, "status": "budget_exhausted", "stop_reason": spent}
+    )
 
 
 def _ask(

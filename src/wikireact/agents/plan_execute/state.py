@@ -153,6 +153,8 @@ class PlanOutput(TypedDict):
     """Once ended: the shown sentences (of every sub-goal's steps) the answer rests on."""
     supported: bool
     """Once ended: whether the shown sentences support the answer (False without an answer)."""
+    stop_reason: NotRequired[str | None]
+    """Which budget ended the episode (`budget_exhausted` on calls or tokens); None otherwise."""
 
 
 class PlanState(PlanInput, PlanOutput, total=False):
