@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from langchain_core.callbacks import dispatch_custom_event
-from langchain_core.runnables import RunnableConfig
+from langgraph.config import get_config
 from langgraph.runtime import Runtime
 
 from wikireact.context import RECURSION_LIMIT, SUPERSTEPS_PER_STEP, Context
@@ -35,7 +35,7 @@ STEP_EVENT = "wikireact_step"
 """Name of the custom event each completed step dispatches (`astream_events`, callbacks)."""
 
 
-def observe(state: State, runtime: Runtime[Context], config: RunnableConfig) -> dict[str, Any]:
+def observe(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     """Record the finished step and decide the episode's status.
 
     The model-call budget counts the calls an enclosing agent made before this episode too.
@@ -59,7 +59,7 @@ def observe(state: State, runtime: Runtime[Context], config: RunnableConfig) -> 
         wiki_seconds=seconds_between(current.get("started_at"), current.get("ended_at")),
     )
     usage_so_far = [*(state.get("usage") or []), usage]
-    offset = int((config.get("metadata") or {}).get(CALL_OFFSET_KEY, 0))
+    offset = int((get_config().get("metadata") or {}).get(CALL_OFFSET_KEY, 0))
     spent = exceeded(usage_so_far, context, offset + len(usage_so_far))
     if spent is None and number >= context.max_steps:
         spent = f"{number} steps used; the budget is {context.max_steps} (max_steps)"
