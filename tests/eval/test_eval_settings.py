@@ -24,7 +24,7 @@ HOSTILE_ENV = {
     "WIKIREACT_MAX_STEPS": "2",
     "WIKIREACT_WIKI": "live",
 }
-TIMING = ("latency_s",)
+TIMING = ("latency_s", "model_seconds_per_step", "wiki_seconds_per_step")
 
 
 def _records(out: Path) -> list[dict]:
