@@ -8,7 +8,9 @@ Wikipedia calls. Before issue 36 step 34 raised llama.cpp's "Requested tokens (8
 context window of 8192"; now the prompt stays under the window minus the reply's 160 tokens
 once it fills. Slow on a shared CPU (seconds a step): run it by hand.
 
-    python bench/context_window.py [MAX_STEPS] [QUESTION]
+    python bench/context_window.py [MAX_STEPS] [CONTEXT_TOKENS] [QUESTION]
+
+CONTEXT_TOKENS (default 0: the model's own 8,192) makes the window fill within a few steps.
 """
 
 from __future__ import annotations
@@ -30,17 +32,18 @@ QUESTION = (
 def main() -> None:
     """Run the episode and print one line per step, then the largest prompt."""
     steps = int(sys.argv[1]) if len(sys.argv) > 1 else 200
-    question = sys.argv[2] if len(sys.argv) > 2 else QUESTION
+    window = int(sys.argv[2]) if len(sys.argv) > 2 else 0
+    question = sys.argv[3] if len(sys.argv) > 3 else QUESTION
     graph = build_graph(InMemorySaver(), model="local", wiki=str(ensure_offline_snapshot()))
     config = {"configurable": {"thread_id": "bench"}}
-    limit = CONTEXT_TOKENS - LOCAL_MAX_TOKENS
-    print(f"window {CONTEXT_TOKENS} tokens, prompt limit {limit}, max steps {steps}")
+    limit = (window or CONTEXT_TOKENS) - LOCAL_MAX_TOKENS
+    print(f"window {window or CONTEXT_TOKENS} tokens, prompt limit {limit}, max steps {steps}")
     print(f"{'step':>5} {'prompt tok':>10} {'cleared':>7} {'model s':>8} {'wiki s':>7}  action")
     shown = 0
     for chunk in graph.stream(
         {"question": question},
         config,  # type: ignore[arg-type]
-        context=Context(max_steps=steps, repetition_limit=1000),
+        context=Context(max_steps=steps, repetition_limit=1000, context_tokens=window),
         stream_mode="values",
     ):
         usage = chunk.get("usage") or []

@@ -41,3 +41,29 @@ def test_plan_and_execute_stops_at_a_budget_counting_its_sub_goals(
 def test_without_budgets_plan_and_execute_runs_as_before(wiki: MemorySource) -> None:
     values = _run(wiki)
     assert values["status"] == "finished" and values["model_calls"] == len(WHOLE_RUN)
+
+
+def test_rewoo_solver_clears_the_oldest_evidence_to_fit_the_window() -> None:
+    from support import PAGES, SpyModel
+
+    from wikireact.agents.rewoo.graph import build_graph as rewoo_graph
+
+    plan = (
+        "Plan: Derrickson.\n#E1 = Search[Scott Derrickson]\n"
+        "Plan: Wood.\n#E2 = Search[Ed Wood]\nPlan: born.\n#E3 = Lookup[born]"
+    )
+    model = SpyModel(outputs=[plan, "Thought: both American.\nFinish[yes]"])
+    graph = rewoo_graph(InMemorySaver(), model=model, wiki=MemorySource(PAGES))
+    config: Any = {"configurable": {"thread_id": "rw"}}
+    whole = graph.invoke({"question": QUESTION}, config, context=Context())
+    assert whole["answer"] == "yes"
+    needed = model.count_prompt_tokens(model.calls[-1])
+    model = SpyModel(outputs=[plan, "Thought: both American.\nFinish[yes]"], max_tokens=10)
+    graph = rewoo_graph(InMemorySaver(), model=model, wiki=MemorySource(PAGES))
+    out = graph.invoke(
+        {"question": QUESTION}, config, context=Context(context_tokens=needed, keep_observations=1)
+    )
+    solver_prompt = "\n".join(str(m.content) for m in model.calls[-1])
+    assert out["answer"] == "yes" and model.count_prompt_tokens(model.calls[-1]) <= needed - 10
+    assert "[cleared to fit the context: Search[Scott Derrickson], 5 sentences" in solver_prompt
+    assert out["evidence"]["#E1"].startswith("Scott Derrickson (born")  # the state keeps it whole

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import BaseMessage
 from langgraph.runtime import Runtime
 
 from wikireact.agents.rewoo.prompts import fenced, solver_messages
@@ -21,10 +23,12 @@ from wikireact.context import Context, validate_question
 from wikireact.episode.resources import DEFAULT_RESOURCES, Resources
 from wikireact.episode.stored_context import settle
 from wikireact.evidence import answer_evidence
+from wikireact.models.context_window import context_budget
 from wikireact.nodes.model_call import call_model, reply_text, reply_tokens
+from wikireact.prompting.fitting import Plan, cleared_observation, fit_prompt
 from wikireact.protocols.labels import as_verdict
 from wikireact.protocols.text import Action, FormatError, cut_at_observation, parse_output
-from wikireact.state import ActionDict
+from wikireact.state import ActionDict, Step
 
 NOT_FINISH = "the solver must end with Finish[answer]."
 
@@ -41,19 +45,43 @@ def worked_plan(plan: list[PlannedStep], evidence: dict[str, str]) -> str:
     return "\n".join(lines)
 
 
+def _fitted_messages(
+    state: RewooState, context: Context, model: BaseChatModel
+) -> list[BaseMessage]:
+    """Return the solver's prompt, the oldest evidence cleared if it would not fit the window.
+
+    Raises `ContextExhaustedError` (the run stops resumably) when even the latest evidence alone
+    does not fit (`wikireact.prompting.fitting`).
+    """
+    question = validate_question(state.get("question"))
+    plan, evidence = state.get("plan") or [], state.get("evidence") or {}
+    named = [(f"#E{s['number']}", f"{s['tool']}[{s['text']}]") for s in plan]
+    held = [(name, action) for name, action in named if evidence.get(name)]
+
+    def build(fit: Plan) -> list[BaseMessage]:
+        shown = dict(evidence)
+        for name, action in held[: fit.cleared]:
+            step = Step(
+                kind="executed", thought="", action=action, observation=evidence[name], raw=""
+            )
+            shown[name] = cleared_observation(step)
+        return solver_messages(question, worked_plan(plan, shown), context.task)
+
+    budget = context_budget(model, context.model, context.context_tokens)
+    return fit_prompt(
+        build, budget, items=len(held), extras=0, keep_latest=context.keep_observations
+    ).messages
+
+
 def solve(
     state: RewooState, runtime: Runtime[Context], resources: Resources = DEFAULT_RESOURCES
 ) -> dict[str, Any]:
     """Ask the model for the answer from the plan and its evidence; record it as the last step."""
     context = settle(state.get("context"), runtime.context)
-    question = validate_question(state.get("question"))
+    model = resources.chat_model(context)
     reply = call_model(
-        resources.chat_model(context),
-        solver_messages(
-            question,
-            worked_plan(state.get("plan") or [], state.get("evidence") or {}),
-            context.task,
-        ),
+        model,
+        _fitted_messages(state, context, model),
         index=state.get("model_calls", 0),
         failure="the model did not answer from the evidence",
     )
