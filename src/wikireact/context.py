@@ -266,7 +266,7 @@ class Context:
     def __post_init__(self) -> None:
         """Read text values (`"7"`, `"no"`), then reject settings that cannot run, with a one-line reason."""
         self._read_values()
-        for name in NUMBER_FIELDS:
+        for name in (*NUMBER_FIELDS, *LIMIT_FIELDS):
             if getattr(self, name) < least(name):
                 raise ValueError(
                     f"{name} must be at least {least(name)}, got {getattr(self, name)}"
@@ -289,7 +289,7 @@ class Context:
         for name in TEXT_FIELDS:
             if not isinstance(getattr(self, name), str):
                 raise ConfigurationError(f"{name} must be text, got {getattr(self, name)!r}")
-        for name in NUMBER_FIELDS:
+        for name in (*NUMBER_FIELDS, *LIMIT_FIELDS):
             setattr(self, name, read_int(name, getattr(self, name)))
         self.approve = read_flag("approve", self.approve)
         self.verify_finish = read_flag("verify_finish", self.verify_finish)
@@ -338,8 +338,9 @@ LIMIT_FIELDS = (
     "max_input_tokens",
     "max_output_tokens",
 )
-"""The context window and the budgets beside the steps (`wikireact.episode.budgets`)."""
-NUMBER_FIELDS = ("max_steps", "repetition_limit", "observation_cap", *LIMIT_FIELDS)
+"""The context window and the budgets beside the steps (`wikireact.episode.budgets`); whole
+numbers, read and range-checked like `NUMBER_FIELDS` (which `eval run` takes as options)."""
+NUMBER_FIELDS = ("max_steps", "repetition_limit", "observation_cap")
 
 
 def least(name: str) -> int:

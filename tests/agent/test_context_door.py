@@ -73,7 +73,16 @@ def test_the_schema_minimums_are_the_checked_ones() -> None:
 
     schema = TypeAdapter(Context).json_schema()["properties"]
     minimums = {name: p["minimum"] for name, p in schema.items() if "minimum" in p}
-    assert minimums == {"max_steps": 1, "repetition_limit": 2, "observation_cap": 50}
+    assert minimums == {
+        "max_steps": 1,
+        "repetition_limit": 2,
+        "observation_cap": 50,
+        "context_tokens": 0,
+        "keep_observations": 1,
+        "max_model_calls": 0,
+        "max_input_tokens": 0,
+        "max_output_tokens": 0,
+    }
     for name, minimum in minimums.items():
         assert getattr(Context.read({name: minimum}), name) == minimum
         with pytest.raises(ConfigurationError, match=f"{name} must be at least {minimum}"):

@@ -96,3 +96,18 @@ def test_a_larger_context_tokens_continues_a_thread_that_ran_out_of_context(
     )
     assert resumed.exit_code == 0, resumed.output
     assert json.loads(resumed.stdout)["answer"] == "yes"
+
+
+def test_a_model_call_budget_ends_the_episode_with_its_reason_and_raising_it_continues(
+    tmp_path: Path, snapshot_db: Path
+) -> None:
+    db = str(tmp_path / "threads.db")
+    args = [*ask_args(snapshot_db, tmp_path, GOOD_RUN), "--thread-id", "b", "--db", db]
+    first = runner.invoke(app, [*args, "--max-model-calls", "2", "--json"])
+    assert first.exit_code == 0, first.output
+    stopped = json.loads(first.stdout)
+    assert stopped["status"] == "budget_exhausted" and stopped["steps"] == 2
+    assert "max_model_calls" in stopped["stop_reason"]
+    resumed = runner.invoke(app, ["resume", "b", "--db", db, "--max-model-calls", "10", "--json"])
+    assert resumed.exit_code == 0, resumed.output
+    assert json.loads(resumed.stdout)["answer"] == "yes"

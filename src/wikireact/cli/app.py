@@ -26,6 +26,9 @@ from wikireact.cli.options import (
     DbOpt,
     IterationsOpt,
     JsonOpt,
+    MaxInputTokensOpt,
+    MaxModelCallsOpt,
+    MaxOutputTokensOpt,
     MaxTrialsOpt,
     MemoryOpt,
     ModelOpt,
@@ -111,6 +114,9 @@ def ask(
     wiki: WikiOpt = None,
     max_steps: StepsOpt = None,
     context_tokens: ContextTokensOpt = None,
+    max_model_calls: MaxModelCallsOpt = None,
+    max_input_tokens: MaxInputTokensOpt = None,
+    max_output_tokens: MaxOutputTokensOpt = None,
     thread_id: Annotated[
         str | None,
         typer.Option(
@@ -171,6 +177,9 @@ def ask(
         task=task,
         verify_finish=verify_finish,
         context_tokens=context_tokens,
+        max_model_calls=max_model_calls,
+        max_input_tokens=max_input_tokens,
+        max_output_tokens=max_output_tokens,
     )
     check_settings(agent, context)  # before the thread is registered: refused, nothing kept
     resources, chat_model = run_model(context, model_cache)
@@ -292,6 +301,9 @@ def resume(
     wiki: ResumeWikiOpt = None,
     max_steps: ResumeStepsOpt = None,
     context_tokens: ContextTokensOpt = None,
+    max_model_calls: MaxModelCallsOpt = None,
+    max_input_tokens: MaxInputTokensOpt = None,
+    max_output_tokens: MaxOutputTokensOpt = None,
     db: DbOpt = None,
     approve: ResumeApproveOpt = None,
     from_checkpoint: Annotated[
@@ -331,6 +343,9 @@ def resume(
             max_steps=max_steps,
             approve=approve,
             context_tokens=context_tokens,
+            max_model_calls=max_model_calls,
+            max_input_tokens=max_input_tokens,
+            max_output_tokens=max_output_tokens,
         )
         check_settings(agent, context)
         resources, chat_model = run_model(context, model_cache)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -59,6 +59,21 @@ ContextTokensOpt = Annotated[
         "prompt to fit it (a larger one continues a thread that ran out of context)",
     ),
 ]
+
+
+def _budget_option(flag: str, what: str) -> Any:
+    return typer.Option(
+        flag,
+        metavar="N",
+        show_default="0: no limit",
+        help=f"{what} an episode may use (nested episodes included); raising it continues a "
+        "thread that ran out",
+    )
+
+
+MaxModelCallsOpt = Annotated[int | None, _budget_option("--max-model-calls", "model calls")]
+MaxInputTokensOpt = Annotated[int | None, _budget_option("--max-input-tokens", "prompt tokens")]
+MaxOutputTokensOpt = Annotated[int | None, _budget_option("--max-output-tokens", "reply tokens")]
 DbOpt = Annotated[
     str | None,
     typer.Option(
