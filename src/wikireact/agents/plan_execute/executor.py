@@ -86,37 +86,34 @@ def make_executor(react: EpisodeGraph) -> Executor:
         )
         if was_cut(episode):  # the caller's recursion limit stopped it: not the sub-goal's result
             return {**kept, **cut_update(state)}
-        return within_budget(
-            {
-                **kept,
-                **COMPLETED,
-                **episode_update(episode, number, steps),
-                "steps": steps + episode["steps"],
-                "model_calls": calls + len(episode["usage"]),
-                "plan": list(remaining[1:]),
-                "subgoals": [
-                    SubgoalResult(
-                        number=number,
-                        goal=remaining[0],
-                        question=question,
-                        status=episode["status"],
-                        answer=episode["answer"],
-                        steps=episode["steps"],
-                        budget=max(budget, 1),
-                        last_observation=next(
-                            (
-                                s["observation"]
-                                for s in reversed(episode["trajectory"])
-                                if s["observation"]
-                            ),
-                            "",
+        update = {
+            **kept,
+            **COMPLETED,
+            **episode_update(episode, number, steps),
+            "steps": steps + episode["steps"],
+            "model_calls": calls + len(episode["usage"]),
+            "plan": list(remaining[1:]),
+            "subgoals": [
+                SubgoalResult(
+                    number=number,
+                    goal=remaining[0],
+                    question=question,
+                    status=episode["status"],
+                    answer=episode["answer"],
+                    steps=episode["steps"],
+                    budget=max(budget, 1),
+                    last_observation=next(
+                        (
+                            s["observation"]
+                            for s in reversed(episode["trajectory"])
+                            if s["observation"]
                         ),
-                    )
-                ],
-            },
-            state,
-            context,
-        )
+                        "",
+                    ),
+                )
+            ],
+        }
+        return within_budget(update, state, context)  # calls and tokens, sub-goals' included
 
     return execute
 
