@@ -153,7 +153,9 @@ class AuditRecord(TypedDict):
     approval: Approval | None
     """The reviewer's decision under approval mode; None otherwise."""
     model_seconds: NotRequired[float]
-    """Wall time of the step's model call (the Wikipedia call's is `ended_at - started_at`)."""
+    """Wall time of the step's model call."""
+    wiki_seconds: NotRequired[float]
+    """Wall time of the step's Wikipedia call (`ended_at - started_at`; 0 when nothing ran)."""
     cleared: NotRequired[int]
     """Observations the step's prompt sent as a placeholder to fit the model's context window."""
 
@@ -255,11 +257,8 @@ class StepUsage(TypedDict):
     output_tokens: int
     wiki_requests: int
     cleared: NotRequired[int]
-    """Observations sent as a placeholder in the step's prompt to fit the context window."""
-    model_seconds: NotRequired[float]
-    """Wall time of the step's model call."""
-    wiki_seconds: NotRequired[float]
-    """Wall time of the step's Wikipedia call (0 when nothing was executed)."""
+    """Observations sent as a placeholder in the step's prompt to fit the context window (the
+    wall times of a step are in its audit record: they differ run to run)."""
 
 
 @DESCRIBED

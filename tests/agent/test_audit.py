@@ -21,7 +21,7 @@ from wikireact.storage.sqlite.threads import SqliteThreads
 
 pytestmark = pytest.mark.usefixtures("data_dir")
 HERE = Path(__file__).resolve().parents[1]  # tests/, where the worker scripts are
-TIMES = ("started_at", "ended_at", "model_seconds")
+TIMES = ("started_at", "ended_at", "model_seconds", "wiki_seconds")
 runner = CliRunner()
 
 

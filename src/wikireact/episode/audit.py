@@ -59,6 +59,7 @@ def audit_record(
         output_tokens=current.get("output_tokens", 0),
         approval=current.get("approval"),
         model_seconds=current.get("model_seconds", 0.0),
+        wiki_seconds=seconds_between(current.get("started_at"), current.get("ended_at")),
         cleared=current.get("cleared", 0),
     )
 

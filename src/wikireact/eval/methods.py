@@ -223,8 +223,8 @@ def _record(
         "wiki_requests": sum(u["wiki_requests"] for u in usage),
         "latency_s": latency,
         "cleared_per_step": [u.get("cleared", 0) for u in usage],
-        "model_seconds_per_step": [u.get("model_seconds", 0.0) for u in usage],
-        "wiki_seconds_per_step": [u.get("wiki_seconds", 0.0) for u in usage],
+        "model_seconds_per_step": [a.get("model_seconds", 0.0) for a in episode.get("audit", [])],
+        "wiki_seconds_per_step": [a.get("wiki_seconds", 0.0) for a in episode.get("audit", [])],
         "supported": (
             is_supported(answer, observations)
             if finished_by_agent and not switched and not is_yes_no(answer)

@@ -19,7 +19,7 @@ from langgraph.config import get_config
 from langgraph.runtime import Runtime
 
 from wikireact.context import RECURSION_LIMIT, SUPERSTEPS_PER_STEP, Context
-from wikireact.episode.audit import audit_record, seconds_between
+from wikireact.episode.audit import audit_record
 from wikireact.episode.budgets import exceeded
 from wikireact.episode.recursion import has_room
 from wikireact.episode.stored_context import episode_context
@@ -55,20 +55,16 @@ def observe(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         output_tokens=current.get("output_tokens", 0),
         wiki_requests=current.get("wiki_requests", 0),
         cleared=current.get("cleared", 0),
-        model_seconds=current.get("model_seconds", 0.0),
-        wiki_seconds=seconds_between(current.get("started_at"), current.get("ended_at")),
     )
     usage_so_far = [*(state.get("usage") or []), usage]
     offset = int((get_config().get("metadata") or {}).get(CALL_OFFSET_KEY, 0))
     spent = exceeded(usage_so_far, context, offset + len(usage_so_far))
-    if spent is None and number >= context.max_steps:
-        spent = f"{number} steps used; the budget is {context.max_steps} (max_steps)"
     status: Status = "running"
     if answer is not None:
         status = "finished"
     elif kind == "repeat" and times_proposed(key, proposals) + 1 >= context.repetition_limit:
         status = "repetition_halted"
-    elif spent is not None:
+    elif number >= context.max_steps or spent is not None:
         status = "budget_exhausted"
     elif not has_room(state.get("remaining_steps", RECURSION_LIMIT), SUPERSTEPS_PER_STEP):
         status = "recursion_limit"  # the next step might not fit: stop before LangGraph raises
