@@ -48,12 +48,12 @@ def main() -> None:
     ):
         usage = chunk.get("usage") or []
         if usage and len(usage) == len(chunk.get("trajectory") or []):
-            u, step = usage[-1], chunk["trajectory"][-1]
+            u, step, audit = usage[-1], chunk["trajectory"][-1], chunk["audit"][-1]
             if u["step"] == chunk["steps"] > shown:
                 shown = u["step"]
                 print(
                     f"{u['step']:>5} {u['input_tokens']:>10} {u.get('cleared', 0):>7} "
-                    f"{u.get('model_seconds', 0):>8.2f} {u.get('wiki_seconds', 0):>7.2f}  "
+                    f"{audit['model_seconds']:>8.2f} {audit['wiki_seconds']:>7.2f}  "
                     f"{step['action'][:60]}",
                     flush=True,
                 )
