@@ -90,6 +90,9 @@ def run_episode(
     for record in values.get("audit") or []:  # when each step ran differs between runs
         record.pop("started_at", None)
         record.pop("ended_at", None)
+        record.pop("model_seconds", None)
+        record.pop("wiki_seconds", None)
+    (values.get("current") or {}).pop("model_seconds", None)  # the model call's wall time
     return values
 
 

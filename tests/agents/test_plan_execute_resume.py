@@ -16,7 +16,7 @@ from plan_execute_worker import progress
 from plan_execute_worker import run as run_worker
 
 WORKER = Path(__file__).resolve().parent / "plan_execute_worker.py"
-TIMES = ("started_at", "ended_at")
+TIMES = ("started_at", "ended_at", "model_seconds", "wiki_seconds")
 
 
 def calls(log: Path) -> list[int]:

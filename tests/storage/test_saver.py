@@ -94,7 +94,11 @@ LONG_RUN: list[ScriptOutput] = [
 def untimed(value: Any) -> Any:
     """`value` without the wall-clock times the audit trail records (they differ between runs)."""
     if isinstance(value, dict):
-        return {k: untimed(v) for k, v in value.items() if k not in ("started_at", "ended_at")}
+        return {
+            k: untimed(v)
+            for k, v in value.items()
+            if k not in ("started_at", "ended_at", "model_seconds", "wiki_seconds")
+        }
     return [untimed(v) for v in value] if isinstance(value, list) else value
 
 

@@ -212,10 +212,6 @@ def result_json(result: dict[str, Any], thread_id: str) -> str:
             "citations": result.get("citations", []),
             "supported": result.get("supported"),
             "stop_reason": result.get("stop_reason"),
-            "step_seconds": [
-                {k: a.get(k) for k in ("step", "model_seconds", "wiki_seconds")}
-                for a in result.get("audit") or []
-            ],
             "thread_id": thread_id,
             **{key: result[key] for key in AGENT_OUTPUTS if key in result},
         }
