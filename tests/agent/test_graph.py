@@ -29,7 +29,8 @@ def test_graph_has_exactly_the_four_nodes_and_conditional_edges() -> None:
         "parse -.-> observe;",
         "observe -.-> reason;",
         "observe -.-> __end__;",
-        "reason --> parse;",
+        "reason -.-> parse;",
+        "reason -.-> __end__;",  # the prompt could not fit the context window
         "act --> observe;",
     ):
         assert edge in mermaid
