@@ -120,7 +120,7 @@ def solve(
     trajectory = [*(state.get("trajectory") or []), *recorder.trajectory]
     return {
         **recorder.update(),
-        **answer_evidence(trajectory, answer, question=question),
+        **answer_evidence(trajectory, answer, question=validate_question(state.get("question"))),
         "answer": answer,
         "status": status,
         "model_calls": 1,
