@@ -185,5 +185,6 @@ def test_reported_input_tokens_are_what_llama_cpp_receives() -> None:
     client = model._client()
     prompt = model._prompt(client, _to_gemma_turns(messages))
     received = client.create_completion(prompt=prompt, max_tokens=1)["usage"]["prompt_tokens"]
+    assert reply.usage_metadata is not None
     assert reply.usage_metadata["input_tokens"] == received == model.count_prompt_tokens(messages)
     assert model.context_window == 8192
