@@ -18,12 +18,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
 from langchain_core.messages.utils import count_tokens_approximately
+
+from wikireact.prompting.budget import ContextBudget as ContextBudget
 
 KNOWN_WINDOWS: dict[str, int] = {
     "qwen/qwen3.6-27b": 131_072,
@@ -47,23 +48,6 @@ ESTIMATE_MARGIN = 0.10
 """Share added to a count that is an estimate (not the model's own tokenizer): 10%."""
 DEFAULT_REPLY_TOKENS = 512
 """Tokens kept for the reply when the model states no `max_tokens`."""
-
-
-@dataclass(frozen=True)
-class ContextBudget:
-    """The prompt tokens a model takes (`limit`) and how to count a prompt's tokens for it."""
-
-    window: int
-    """The model's whole context window, in tokens."""
-    reply: int
-    """Tokens kept for the reply (the model's `max_tokens`)."""
-    count: Callable[[Sequence[BaseMessage]], int]
-    """Counts a prompt's tokens (an estimate already includes `ESTIMATE_MARGIN`)."""
-
-    @property
-    def limit(self) -> int:
-        """The most prompt tokens that leave the reply its `reply` tokens."""
-        return self.window - self.reply
 
 
 def context_budget(

@@ -27,7 +27,7 @@ from langchain_core.messages import BaseMessage
 
 from wikireact.context import DEFAULT_KEEP_OBSERVATIONS
 from wikireact.errors import ContextExhaustedError
-from wikireact.models.context_window import ContextBudget
+from wikireact.prompting.budget import ContextBudget
 from wikireact.state import Step
 from wikireact.wiki.sentences import split_sentences
 
