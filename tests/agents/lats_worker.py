@@ -103,7 +103,9 @@ def run(db: str, delay_s: float, call_log: str, action_log: str) -> dict[str, An
 
 def comparable(values: dict[str, Any]) -> dict[str, Any]:
     """Return what a resumed search must share with an uninterrupted one (not audit times)."""
-    audit = [{k: v for k, v in a.items() if not k.endswith("_at")} for a in values["audit"]]
+    audit = [
+        {k: v for k, v in a.items() if not k.endswith(("_at", "_seconds"))} for a in values["audit"]
+    ]
     return {**{key: values[key] for key in COMPARED}, "audit": audit}
 
 

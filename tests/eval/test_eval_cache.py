@@ -29,7 +29,7 @@ from wikireact.models.call_metadata import CALL_INDEX_KEY
 from wikireact.models.scripted import ScriptOutput
 from wikireact.wiki.snapshot import SnapshotSource
 
-TIMING = ("latency_s",)
+TIMING = ("latency_s", "model_seconds_per_step", "wiki_seconds_per_step")
 
 
 def _records(out: Path) -> list[dict]:
@@ -240,12 +240,10 @@ def test_recorded_run_replays_offline_from_two_files(
         model=SpyModel(outputs=[], fail_after=0),
         wiki=SnapshotSource.open(recording),
     )
+    times = ("latency_mean_s", "latency_p95_s", "step_model_mean_s", "step_model_p95_s")
+    times += ("step_wiki_mean_s", "step_wiki_p95_s")
     assert again["metrics"]["per_seed"] == {
-        seed: {
-            **m,
-            "latency_mean_s": again["metrics"]["per_seed"][seed]["latency_mean_s"],
-            "latency_p95_s": again["metrics"]["per_seed"][seed]["latency_p95_s"],
-        }
+        seed: {**m, **{t: again["metrics"]["per_seed"][seed][t] for t in times}}
         for seed, m in replay["metrics"]["per_seed"].items()
     }
     assert _records(tmp_path / "again") == replayed  # a replay of a replay: every field but timings
