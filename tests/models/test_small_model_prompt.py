@@ -198,8 +198,15 @@ class _FakeLlama:
             {"choices": [{"text": piece}]} for piece in re.findall(r"\S+\s*", reply)
         )  # a generator, as llama.cpp's stream is
 
-    def tokenize(self, data: bytes, add_bos: bool = True) -> list[int]:
+    def tokenize(self, data: bytes, add_bos: bool = True, special: bool = False) -> list[int]:
         return list(range(len(data.split())))
+
+    class _model:  # noqa: N801 - llama.cpp's attribute name
+        """What the token count asks of llama.cpp's model: whether it adds a BOS token."""
+
+        @staticmethod
+        def add_bos_token() -> bool:
+            return True
 
 
 def test_the_local_model_writes_the_thought_then_an_action_narrowed_by_it(
