@@ -13,7 +13,7 @@ export LANGGRAPH_NO_VERSION_CHECK = true
 
 DEMO_QUESTION ?= Who painted the Mona Lisa?
 
-.PHONY: setup demo test lint bench bench-dump-full bench-offline reliability wheel-smoke clean
+.PHONY: setup demo test docs lint bench bench-dump-full bench-offline reliability wheel-smoke clean
 
 # While a long, quiet command runs (pip prints nothing while llama.cpp builds), a line every
 # HEARTBEAT_S (whole) seconds shows it is alive; the ticker stops with the command (whose exit
@@ -44,6 +44,10 @@ demo: setup
 
 test: setup
 	$(PY) -m pytest -q $(PYTEST_ARGS)
+
+# The documentation site on http://127.0.0.1:8000 (mkdocs-material; the `docs` extra).
+docs: setup
+	$(VENV)/bin/mkdocs serve
 
 lint: setup
 	$(VENV)/bin/ruff check src tests bench examples .ci

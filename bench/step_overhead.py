@@ -9,7 +9,7 @@ same prompt/parse/act/observe work. Target: the graph with wikireact's SqliteSav
 at most 3 ms per step, with the default durability and with "sync" (wall time, median).
 On a shared machine wall time includes waiting for a core, so the CPU time (all threads)
 of the plain loop and of the "sync" graph is printed too, and the part of it spent in the
-saver's `put`/`put_writes` (where the rest goes: see README, "Performance").
+saver's `put`/`put_writes` (where the rest goes: see docs/performance.md).
 """
 
 from __future__ import annotations

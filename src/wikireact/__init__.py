@@ -7,7 +7,7 @@ command line starts without it. Submodules stay modules: `import wikireact.graph
 compiled graph that `langgraph.json` serves (`from wikireact.graph import graph`); likewise
 `wikireact.fork` is the module whose `fork` forks a step (`from wikireact.fork import fork`).
 
-What lives where is drawn in the README ("Developing"): one subpackage per concern, each
+What lives where is drawn in docs/developing.md: one subpackage per concern, each
 `__init__` saying which of its modules are public.
 """
 

@@ -102,10 +102,12 @@ def test_version() -> None:
 
 
 def test_readme_tells_what_the_cli_does() -> None:
-    """README facts that drift silently (issue 20 item 8)."""
+    """README facts that drift silently (issue 20 item 8); they moved to docs/ (issue 39)."""
     from pathlib import Path
 
-    readme = flat((Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8"))
+    root = Path(__file__).resolve().parents[2]
+    pages = [root / "README.md", *sorted((root / "docs").rglob("*.md"))]
+    readme = flat("\n".join(page.read_text(encoding="utf-8") for page in pages))
     assert "writes to `eval-out/METHOD`" in readme and "[default: (eval-out/METHOD)]" in flat(
         help_of("eval", "run")
     )

@@ -25,7 +25,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("cli", "__main__"),
 ]
 """The packages (and top-level modules), lower layers first; a module may import its own layer or
-lower ones, never a higher one. The folder tree draws the same picture (README, Developing)."""
+lower ones, never a higher one. The folder tree draws the same picture (docs/developing.md)."""
 
 
 def module_name(path: Path) -> str:

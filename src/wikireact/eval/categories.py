@@ -1,7 +1,7 @@
 """The paper's error analysis, automatic: one category per question, decided from its record.
 
 The ReAct paper (Table 2) sorts outcomes by cause. Here every record (one question, one
-method, one seed) gets the first category of `CATEGORIES` whose rule holds; the README
+method, one seed) gets the first category of `CATEGORIES` whose rule holds; docs/evaluation.md
 defines each rule. The rules read the record's answer, gold answer, status and the kinds
 and texts of its trajectory's steps, plus the question's supporting pages when the dataset
 names them (HotpotQA's `supporting_facts`, FEVER's evidence).

@@ -84,11 +84,11 @@ CATEGORY_HEADERS = {
 }
 CATEGORY_NOTE = (
     "seen/unseen, wrong: the gold answer did/did not appear in an observation; "
-    "definitions: README, Evaluation"
+    "definitions: docs/evaluation.md"
 )
 FEVER_CATEGORY_NOTE = (
     "seen/unseen, wrong: a wrong label after an evidence page was/was not opened; "
-    "format: no label; definitions: README, FEVER"
+    "format: no label; definitions: docs/evaluation.md, FEVER"
 )
 
 
