@@ -11,6 +11,7 @@ page, in the block Material hands to Mermaid.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import subprocess
@@ -127,3 +128,13 @@ def test_agent_page_renders_its_graph(site: Path, tmp_path: Path) -> None:
     page = render(site / "agents" / "lats" / "index.html", tmp_path)
     assert any("LATS" in heading for heading in page.headings)
     assert page.mermaid and "select -.-> expand" in page.mermaid[-1]
+
+
+def test_llms_txt_lists_every_page_as_the_site_has_it() -> None:
+    """llms.txt is what `.ci/llms_txt.py` makes of the current pages (rerun it after an edit)."""
+    spec = importlib.util.spec_from_file_location("llms_txt", ROOT / ".ci" / "llms_txt.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert (ROOT / "llms.txt").read_text(encoding="utf-8") == module.render()
+    assert len(module.nav_pages()) == 19
