@@ -1,7 +1,9 @@
 """Every code block of README.md and docs/ runs or is checked (issue 39).
 
 - A `python` block is executed, offline, in a fresh namespace and an empty working folder
-  (the autouse `isolated_env` gives it its own data dir), unless the line before it is
+  (the autouse `isolated_env` gives it its own data dir); a block after the line
+  `<!-- docs-test: continue -->` runs after the one before it, in its namespace. Unless the line
+  before it is
   `<!-- docs-test: skip REASON -->` (it needs a key, the network, or continues another block):
   then it is parsed, and every name it imports from wikireact must still exist.
 - Every `wikireact ...` command in a `bash` block names commands and options the CLI has
@@ -20,6 +22,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import types
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,6 +35,7 @@ from wikireact.cli.app import app
 
 ROOT = Path(__file__).resolve().parents[2]
 SKIP = re.compile(r"<!--\s*docs-test:\s*skip\s+(?P<reason>.+?)\s*-->")
+CONTINUE = "<!-- docs-test: continue -->"
 
 
 @dataclass(frozen=True)
@@ -98,10 +102,29 @@ def test_every_block_is_known() -> None:
     assert {block.lang for block in ALL} <= {"python", "bash", "mermaid", "text", "json", ""}
 
 
-@pytest.mark.parametrize("block", [b for b in PYTHON if not b.skip], ids=lambda b: b.name)
-def test_python_block_runs(block: Block, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def chains() -> list[list[Block]]:
+    """The runnable python blocks, each with the blocks that continue it."""
+    found: list[list[Block]] = []
+    for block in PYTHON:
+        if block.skip:
+            continue
+        if block.intro == CONTINUE:
+            assert found and found[-1][-1].path == block.path, f"{block.name} continues nothing"
+            found[-1].append(block)
+        else:
+            found.append([block])
+    return found
+
+
+@pytest.mark.parametrize("chain", chains(), ids=lambda chain: chain[0].name)
+def test_python_blocks_run(
+    chain: list[Block], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(tmp_path)
-    exec(compile(block.code, block.name, "exec"), {"__name__": "__docs__"})
+    module = types.ModuleType("docs_example")  # a real module: type hints resolve in it
+    monkeypatch.setitem(sys.modules, module.__name__, module)
+    for block in chain:
+        exec(compile(block.code, block.name, "exec"), module.__dict__)
 
 
 @pytest.mark.parametrize("block", [b for b in PYTHON if b.skip], ids=lambda b: b.name)
