@@ -234,3 +234,32 @@ def test_readme_quickstart_runs_as_written(tmp_path: Path) -> None:
         outputs.append(done.stdout)
     assert "Status: finished" in outputs[0] and "Leonardo" in outputs[0]
     assert "q1" in outputs[2] and "finished" in outputs[2]
+
+
+def test_readme_is_a_front_door() -> None:
+    """At most 200 lines, the two commands unchanged, every agent in the table with its page."""
+    from wikireact.agents import AGENTS
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert len(readme.splitlines()) <= 200
+    assert "make demo   # sets up .venv" in readme and "make test   # sets up .venv" in readme
+    table = readme.split("## Which agent when", 1)[1].split("\n## ", 1)[0]
+    for agent in AGENTS:
+        page = ROOT / "docs" / "agents" / f"{agent}.md"
+        assert f"(docs/agents/{agent}.md)" in table, agent
+        assert "## The graph" in page.read_text(encoding="utf-8"), agent
+    for link in re.findall(r"\]\(((?!https?:)[^)#]+)(?:#[^)]*)?\)", readme):
+        assert (ROOT / link).is_file(), f"README links to a missing file: {link}"
+
+
+def test_changelog_names_the_packaged_version() -> None:
+    """The changelog's newest release is the version pyproject.toml builds (and --version prints)."""
+    import tomllib
+
+    version = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    newest = re.search(
+        r"^## \[[^\]]+\](?: \((\d[\w.]*)\))?",
+        (ROOT / "CHANGELOG.md").read_text(encoding="utf-8"),
+        re.M,
+    )
+    assert newest and version["version"] in newest.group(0)
