@@ -137,4 +137,4 @@ def test_llms_txt_lists_every_page_as_the_site_has_it() -> None:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     assert (ROOT / "llms.txt").read_text(encoding="utf-8") == module.render()
-    assert len(module.nav_pages()) == 19
+    assert len(module.nav_pages()) == 20
