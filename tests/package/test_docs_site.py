@@ -112,7 +112,7 @@ def test_home_page_renders_headings_navigation_and_mermaid(site: Path, tmp_path:
     page = render(site / "index.html", tmp_path)
     assert any("wikireact" in heading for heading in page.headings)
     assert set(NAV) <= set(page.nav)
-    assert page.mermaid and "reason --> parse" in page.mermaid[0]
+    assert page.mermaid and "parse -.-> act" in page.mermaid[0]
     built = (site / "index.html").read_text(encoding="utf-8")
     assert '<pre class="mermaid"><code>graph TD;' in built  # what Material hands to Mermaid
 
@@ -137,4 +137,4 @@ def test_llms_txt_lists_every_page_as_the_site_has_it() -> None:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     assert (ROOT / "llms.txt").read_text(encoding="utf-8") == module.render()
-    assert len(module.nav_pages()) == 20
+    assert len(module.nav_pages()) == 21
