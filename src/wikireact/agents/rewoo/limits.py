@@ -7,7 +7,7 @@ node that chooses what runs next (`plan`, `schedule`) first checks, with LangGra
 `RemainingSteps`, that the supersteps it would start fit; if not, the episode stops with
 status `recursion_limit` (resumable: a later run, with the same or a larger limit,
 continues from the recorded steps: `graph.route_start`) instead of raising
-`GraphRecursionError`.
+`GraphRecursionError`. The rule is every agent's (`wikireact.episode.recursion.has_room`).
 """
 
 from __future__ import annotations
@@ -29,11 +29,3 @@ refuse a smaller limit with one line.
 """
 UNLIMITED = 1 << 30
 """`remaining_steps` when LangGraph gives none (a node called outside a run)."""
-
-
-def fits(remaining_steps: int, supersteps: int) -> bool:
-    """Whether `supersteps` more fit after the current one (`remaining_steps`: LangGraph's count).
-
-    LangGraph's `RemainingSteps` counts the current superstep: 1 means it is the last.
-    """
-    return remaining_steps - 1 >= supersteps

@@ -14,12 +14,13 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from wikireact.agents.rewoo.limits import NEXT_NODE, UNLIMITED, fits
+from wikireact.agents.rewoo.limits import NEXT_NODE, UNLIMITED
 from wikireact.agents.rewoo.plan import Plan, read_plan
 from wikireact.agents.rewoo.prompts import planner_messages
 from wikireact.agents.rewoo.records import Recorder
 from wikireact.agents.rewoo.state import PlannedStep, RewooState
 from wikireact.context import Context, validate_question
+from wikireact.episode.recursion import has_room
 from wikireact.episode.resources import DEFAULT_RESOURCES, Resources
 from wikireact.episode.stored_context import episode_context
 from wikireact.nodes.model_call import call_model, reply_text, reply_tokens
@@ -90,7 +91,7 @@ def plan(
         update |= {"plan": [], "plan_error": read.message}
         if written + 1 >= MAX_PLANS:
             update["status"] = "invalid_plan"
-    if update["status"] == "running" and not fits(
+    if update["status"] == "running" and not has_room(
         state.get("remaining_steps", UNLIMITED), NEXT_NODE
     ):
         update["status"] = "recursion_limit"

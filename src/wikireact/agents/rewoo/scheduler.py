@@ -33,12 +33,13 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from wikireact.agents.rewoo.limits import NEXT_NODE, ROUND_SUPERSTEPS, UNLIMITED, fits
+from wikireact.agents.rewoo.limits import NEXT_NODE, ROUND_SUPERSTEPS, UNLIMITED
 from wikireact.agents.rewoo.plan import substitute
 from wikireact.agents.rewoo.prompts import fenced
 from wikireact.agents.rewoo.records import Recorder
 from wikireact.agents.rewoo.state import PlannedStep, RewooState, StepResult, Task
 from wikireact.context import Context
+from wikireact.episode.recursion import has_room
 from wikireact.episode.stored_context import settle
 from wikireact.protocols.text import Action, make_action
 from wikireact.state import ActionDict, State, Status
@@ -133,10 +134,12 @@ def schedule(state: RewooState, runtime: Runtime[Context]) -> dict[str, Any]:
             board.record(step, board.results[name], recorder)
     gated = context.approve or bool((state.get("context") or {}).get("approve"))
     remaining = state.get("remaining_steps", UNLIMITED)
-    room_for_round = fits(remaining, ROUND_SUPERSTEPS)
+    room_for_round = has_room(remaining, ROUND_SUPERSTEPS)
     tasks = Round(board, context, gated, state, recorder).choose() if room_for_round else []
     waiting = any(step["number"] not in board.recorded for step in board.plan)
-    out_of_room = not tasks and ((waiting and not room_for_round) or not fits(remaining, NEXT_NODE))
+    out_of_room = not tasks and (
+        (waiting and not room_for_round) or not has_room(remaining, NEXT_NODE)
+    )
     status: Status = (
         "repetition_halted" if board.halted else "recursion_limit" if out_of_room else "running"
     )
