@@ -385,3 +385,12 @@ class AsyncDelegating:
 
     async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
         self.delete_for_runs(run_ids)  # type: ignore[attr-defined]
+
+
+AUDIT_TIMES = ("started_at", "ended_at", "model_seconds", "wiki_seconds")
+"""The wall-clock fields of an audit record: they differ between two runs of one episode."""
+
+
+def without_times(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Return audit records without their wall-clock fields (`AUDIT_TIMES`), to compare runs."""
+    return [{k: v for k, v in r.items() if k not in AUDIT_TIMES} for r in records]

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from audit_worker import run as run_worker
-from support import GOOD_RUN, QUESTION, TOOLS_RUN, flat, write_script
+from support import GOOD_RUN, QUESTION, TOOLS_RUN, flat, without_times, write_script
 from typer.testing import CliRunner
 
 from wikireact.cli.app import app
@@ -21,7 +21,6 @@ from wikireact.storage.sqlite.threads import SqliteThreads
 
 pytestmark = pytest.mark.usefixtures("data_dir")
 HERE = Path(__file__).resolve().parents[1]  # tests/, where the worker scripts are
-TIMES = ("started_at", "ended_at", "model_seconds", "wiki_seconds")
 runner = CliRunner()
 
 
@@ -179,10 +178,6 @@ def audit_saved(db: Path, thread_id: str) -> list[dict[str, Any]]:
         )
     finally:
         store.close()
-
-
-def without_times(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [{k: v for k, v in r.items() if k not in TIMES} for r in records]
 
 
 @pytest.mark.slow

@@ -8,23 +8,18 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 from pe_scripts import FIRST_CALL_OF_SUBGOAL_2, WHOLE_RUN, WHOLE_RUN_ACTIONS
 from plan_execute_worker import progress
 from plan_execute_worker import run as run_worker
+from support import without_times
 
 WORKER = Path(__file__).resolve().parent / "plan_execute_worker.py"
-TIMES = ("started_at", "ended_at", "model_seconds", "wiki_seconds")
 
 
 def calls(log: Path) -> list[int]:
     return [int(line) for line in log.read_text().split()] if log.exists() else []
-
-
-def without_times(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [{k: v for k, v in r.items() if k not in TIMES} for r in records]
 
 
 @pytest.mark.slow

@@ -13,7 +13,15 @@ from langgraph.checkpoint.base import (
     BaseCheckpointSaver,
 )
 from langgraph.checkpoint.sqlite import SqliteSaver
-from support import GOOD_RUN, MANY_PAGES, QUESTION, AsyncDelegating, distinct_steps, thread
+from support import (
+    AUDIT_TIMES,
+    GOOD_RUN,
+    MANY_PAGES,
+    QUESTION,
+    AsyncDelegating,
+    distinct_steps,
+    thread,
+)
 
 from wikireact import Context, MemorySource, ScriptedChatModel, build_graph
 from wikireact.models.scripted import ScriptOutput
@@ -94,11 +102,7 @@ LONG_RUN: list[ScriptOutput] = [
 def untimed(value: Any) -> Any:
     """`value` without the wall-clock times the audit trail records (they differ between runs)."""
     if isinstance(value, dict):
-        return {
-            k: untimed(v)
-            for k, v in value.items()
-            if k not in ("started_at", "ended_at", "model_seconds", "wiki_seconds")
-        }
+        return {k: untimed(v) for k, v in value.items() if k not in AUDIT_TIMES}
     return [untimed(v) for v in value] if isinstance(value, list) else value
 
 
