@@ -394,3 +394,14 @@ AUDIT_TIMES = ("started_at", "ended_at", "model_seconds", "wiki_seconds")
 def without_times(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Return audit records without their wall-clock fields (`AUDIT_TIMES`), to compare runs."""
     return [{k: v for k, v in r.items() if k not in AUDIT_TIMES} for r in records]
+
+
+METRIC_TIMES = (
+    "latency_mean_s",
+    "latency_p95_s",
+    "step_model_mean_s",
+    "step_model_p95_s",
+    "step_wiki_mean_s",
+    "step_wiki_p95_s",
+)
+"""An evaluation report's metrics that are wall times: they differ from run to run."""

@@ -11,6 +11,7 @@ import pytest
 from support import (
     EVAL_SCRIPT,
     GOOD_RUN,
+    METRIC_TIMES,
     QUESTION,
     TOOLS_RUN,
     SpyModel,
@@ -30,15 +31,6 @@ from wikireact.models.scripted import ScriptOutput
 from wikireact.wiki.snapshot import SnapshotSource
 
 TIMING = ("latency_s", "model_seconds_per_step", "wiki_seconds_per_step")
-METRIC_TIMES = (
-    "latency_mean_s",
-    "latency_p95_s",
-    "step_model_mean_s",
-    "step_model_p95_s",
-    "step_wiki_mean_s",
-    "step_wiki_p95_s",
-)
-"""Report metrics that are wall times: they differ from run to run."""
 
 
 def _records(out: Path) -> list[dict]:

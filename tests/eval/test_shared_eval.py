@@ -13,7 +13,7 @@ from typing import Any
 
 import psycopg
 import pytest
-from support import WAIT_LIMIT_S, wait_for_records, write_snapshot
+from support import METRIC_TIMES, WAIT_LIMIT_S, wait_for_records, write_snapshot
 from typer.testing import CliRunner
 
 from wikireact import ScriptedChatModel
@@ -31,14 +31,6 @@ SCRIPT: list[ScriptOutput] = [
     "Thought: born?\nAction: Lookup[born]",
     "Thought: done.\nAction: Finish[Poughkeepsie, New York]",
 ]
-TIMINGS = (
-    "latency_mean_s",
-    "latency_p95_s",
-    "step_model_mean_s",
-    "step_model_p95_s",
-    "step_wiki_mean_s",
-    "step_wiki_p95_s",
-)
 
 
 def write_files(tmp_path: Path, questions: int) -> tuple[Path, Path]:
@@ -74,7 +66,7 @@ def config(dataset: Path, snapshot: Path, **kw: Any) -> EvalConfig:
 
 
 def same_metrics(a: dict[str, Any], b: dict[str, Any]) -> bool:
-    strip = lambda m: {k: v for k, v in m.items() if k not in TIMINGS}  # noqa: E731
+    strip = lambda m: {k: v for k, v in m.items() if k not in METRIC_TIMES}  # noqa: E731
     return (
         strip(a["mean"]) == strip(b["mean"])
         and all(strip(a["per_seed"][s]) == strip(b["per_seed"][s]) for s in a["per_seed"])
@@ -349,7 +341,7 @@ def test_a_shared_run_records_and_reports_what_one_process_does(
 
     assert records("shared") == records("single")
     assert {r["category"] for r in records("shared")} == {"correct", "search_miss"}
-    strip = lambda m: {k: v for k, v in m.items() if k not in TIMINGS}  # noqa: E731
+    strip = lambda m: {k: v for k, v in m.items() if k not in METRIC_TIMES}  # noqa: E731
     single, shared = reports["single"]["metrics"], reports["shared"]["metrics"]
     assert strip(shared["mean"]) == strip(single["mean"])
     assert (
