@@ -60,29 +60,16 @@ def parse(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     checked = None
     if kind == "finish" and context.verify_finish:
         checked = finish_check(state.get("trajectory") or [], action["argument"])
+    step = CurrentStep(
+        thought=thought,
+        action=action,
+        action_text=str(parsed.result),
+        format_error=None,
+        kind=kind,
+        state_key=key,
+        repeat_of=repeat_of,
+    )
     if checked is not None:  # sent back once: the message is the step's observation
-        return {
-            **kept,
-            "current": CurrentStep(
-                thought=thought,
-                action=action,
-                action_text=str(parsed.result),
-                format_error=None,
-                kind="unverified",
-                state_key=None,
-                repeat_of=None,
-                observation=checked,
-            ),
-        }
-    return {
-        **kept,
-        "current": CurrentStep(
-            thought=thought,
-            action=action,
-            action_text=str(parsed.result),
-            format_error=None,
-            kind=kind,
-            state_key=key,
-            repeat_of=repeat_of,
-        ),
-    }
+        step.update({"kind": "unverified", "state_key": None, "repeat_of": None})
+        step["observation"] = checked
+    return {**kept, "current": step}
