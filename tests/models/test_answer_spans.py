@@ -63,10 +63,12 @@ def test_a_number_question_allows_runs_that_start_with_a_number_or_a_month() -> 
     assert "1851 epic novel" not in answers  # a number is a number, not what it counts
 
 
-def test_yes_no_questions_may_answer_yes_or_no_and_untyped_ones_any_run() -> None:
+def test_yes_no_questions_answer_only_yes_or_no_and_untyped_ones_any_run() -> None:
     rules = answer_rules([OBSERVATION], question="Was Moby-Dick published in London?")
     assert rules is not None
-    assert {"yes", "no", "London"} <= allowed_answers(rules)
+    assert allowed_answers(rules) == {"yes", "no"}
+    either = answer_rules([OBSERVATION], question="Was it published in London or in Paris?")
+    assert {"yes", "no", "London"} <= allowed_answers(either or "")
     untyped = allowed_answers(answer_rules([OBSERVATION], question="Describe it.") or "")
     assert {"epic novel", "writer Herman Melville"} <= untyped
 

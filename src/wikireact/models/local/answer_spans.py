@@ -14,7 +14,8 @@ an observation of the episode, with the original punctuation between them ("Octo
 - a run may not start like a title the episode searched;
 - the question's type picks the runs: "how many", "what year", "when", measures -> runs
   starting with a number, a number word or a month; "who", "where", "in which ..." ->
-  runs starting with a capitalised word; yes/no questions may also answer "yes" or "no".
+  runs starting with a capitalised word; a yes/no question answers "yes" or "no" only
+  (once a page was read), unless it asks to choose ("Was he from X or from Y?": also runs).
   While the observations hold no run of that type, there is no answer (the grammar then
   offers no Finish: the model searches on).
 """
@@ -45,6 +46,8 @@ _ARTICLES = frozenset({"the", "a", "an"})
 _YES_NO = re.compile(
     r"^(is|are|was|were|do|does|did|can|could|has|have|had|will|would|should)\b", re.IGNORECASE
 )
+_EITHER_OR = re.compile(r"\bor\b", re.IGNORECASE)
+"""A question opening like a yes/no one that asks to choose ("Is X or Y older?")."""
 _NUMBER_QUESTION = re.compile(
     r"^(when\b|(in |on )?(what|which) (year|date|decade|century)\b)|\bhow (many|much|long|tall"
     r"|high|far|old|deep|wide|big|large)\b|\b(area|population|elevation|distance|height|length"
@@ -113,6 +116,8 @@ def answer_rules(
                 named.append(start)
     chosen = named or starts
     if rules and is_yes_no_question(question):
+        if not _EITHER_OR.search(question):
+            return 'answer ::= "yes" | "no"\n'
         chosen = ['"yes"', '"no"', *chosen]
     if not chosen:
         return None

@@ -13,6 +13,7 @@ import ast
 import re
 from typing import Any
 
+from wikireact.models.local.page_text import page_text
 from wikireact.protocols.labels import LABELS
 
 Turn = dict[str, str]
@@ -95,12 +96,12 @@ def question(turns: list[Turn]) -> str:
 
 
 def observations(turns: list[Turn]) -> tuple[str, ...]:
-    """Return the page text of every observation since the episode's question."""
+    """Return the page text of every observation since the episode's question (no messages)."""
     return tuple(
         text
         for turn in _episode_turns(turns, "user") or []
-        for text in _FENCED.findall(turn["content"])
-        if text.strip()
+        for fenced in _FENCED.findall(turn["content"])
+        if (text := page_text(fenced))
     )
 
 
