@@ -13,7 +13,7 @@ export LANGGRAPH_NO_VERSION_CHECK = true
 
 DEMO_QUESTION ?= Who painted the Mona Lisa?
 
-.PHONY: setup demo test docs lint bench bench-dump-full bench-offline reliability wheel-smoke clean
+.PHONY: setup demo test docs lint bench bench-dump-full bench-offline bench-offline-configs reliability wheel-smoke clean
 
 # While a long, quiet command runs (pip prints nothing while llama.cpp builds), a line every
 # HEARTBEAT_S (whole) seconds shows it is alive; the ticker stops with the command (whose exit
@@ -62,9 +62,15 @@ bench: setup
 bench-dump-full: setup
 	cd bench && ../$(PY) dump_import.py --full
 
-# The embedded model on tests/data/offline_single_hop.json, before/after the small-model
-# prompt and the step grammar (tens of minutes on 2 cores: not part of `make bench`).
+# Every agent with the embedded model on the three offline sets (single-hop, multi-hop, FEVER
+# claims), one table (hours on 2 cores: not part of `make bench`); a part of it with e.g.
+# BENCH_ARGS="--sets multi --agents react --limit 3 --out runs" (the same --out resumes).
 bench-offline: setup
+	cd bench && ../$(PY) offline_table.py $(BENCH_ARGS)
+
+# ReAct with the embedded model on tests/data/offline_single_hop.json, before/after the
+# small-model prompt and the step grammar (tens of minutes on 2 cores).
+bench-offline-configs: setup
 	cd bench && ../$(PY) offline_eval.py
 
 # Crash and concurrency checks that need several processes (run by CI).

@@ -6,7 +6,7 @@ run's report.json and prints per question: EM, F1, model calls, input and output
 Wikipedia requests, and CPU seconds (of the eval process, less disturbed by other load on
 a shared machine than the wall clock, also printed). Each method runs with the settings
 `eval` gives it: Reflexion as the harness runs it (gold answer or not: see its records'
-`trials`), its default 3 trials. There is no offline multi-hop question set yet.
+`trials`), its default 3 trials. Every agent on all three offline sets: offline_table.py.
 About 11 minutes for the default 4 questions on a busy 2-core machine (ReWOO's and
 Plan-and-Execute's planners decode freely and long): not part of `make bench`.
 
