@@ -14,16 +14,18 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
+from wikireact.agents.rewoo.fitting import fitted_planner_messages
 from wikireact.agents.rewoo.limits import NEXT_NODE, UNLIMITED
 from wikireact.agents.rewoo.plan import Plan, read_plan
-from wikireact.agents.rewoo.prompts import planner_messages
 from wikireact.agents.rewoo.records import Recorder
 from wikireact.agents.rewoo.state import PlannedStep, RewooState
 from wikireact.context import Context, validate_question
 from wikireact.episode.recursion import has_room
 from wikireact.episode.resources import DEFAULT_RESOURCES, Resources
 from wikireact.episode.stored_context import episode_context
+from wikireact.errors import ContextExhaustedError
 from wikireact.nodes.model_call import call_model, reply_text, reply_tokens
+from wikireact.nodes.window import exhausted, reopened
 from wikireact.prompting.exemplars import PlanExemplar
 from wikireact.protocols.text import cut_at_observation
 
@@ -41,19 +43,22 @@ def plan(
     context, kept = episode_context(state, runtime.context)
     question = validate_question(state.get("question"))
     written = state.get("plans", 0)
-    reply = call_model(
-        resources.chat_model(context),
-        planner_messages(
-            question, context.max_steps, state.get("plan_error"), examples, context.task
-        ),
-        index=state.get("model_calls", 0),
-        failure="the model did not write the plan",
-    )
+    model = resources.chat_model(context)
+    try:  # a prompt that cannot fit ends the episode context_exhausted; a larger window replans
+        reply = call_model(
+            model,
+            fitted_planner_messages(question, state.get("plan_error"), examples, context, model),
+            index=state.get("model_calls", 0),
+            failure="the model did not write the plan",
+        )
+    except ContextExhaustedError as exc:
+        return {**kept, **exhausted(exc)}
     text = cut_at_observation(reply_text(reply))
     input_tokens, output_tokens = reply_tokens(reply)
     read = read_plan(text, context.max_steps)
     recorder = Recorder(state.get("steps", 0))
     update: dict[str, Any] = {"plans": written + 1, "model_calls": 1, "status": "running"}
+    update |= reopened(state)
     if isinstance(read, Plan):
         recorder.add(
             "plan",

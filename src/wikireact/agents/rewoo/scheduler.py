@@ -14,6 +14,10 @@ Settled here (nothing is executed):
   evidence is the earlier step's. The `repetition_limit`-th proposal of one action ends the
   episode as `repetition_halted`, as in ReAct.
 
+An LLM step whose prompt could not fit the model's window (its result has a
+`stop_reason`) is not recorded: the episode stops `context_exhausted`, nothing more is
+dispatched, and a later run (a larger window) sends the step again.
+
 Limits of a round: one Lookup per page (its cursor moves), and with approval on one Search
 or Lookup (the reviewer answers one proposal at a time; LLM steps still run beside it).
 
@@ -41,6 +45,7 @@ from wikireact.agents.rewoo.state import PlannedStep, RewooState, StepResult, Ta
 from wikireact.context import Context
 from wikireact.episode.recursion import has_room
 from wikireact.episode.stored_context import settle
+from wikireact.nodes.window import reopened
 from wikireact.protocols.text import Action, make_action
 from wikireact.state import ActionDict, State, Status
 from wikireact.wiki.repetition import state_key
@@ -127,21 +132,33 @@ def schedule(state: RewooState, runtime: Runtime[Context]) -> dict[str, Any]:
     context = settle(state.get("context"), runtime.context)
     board = Board.of(state)
     recorder = Recorder(state.get("steps", 0))
+    stopped: str | None = None
     for step in board.plan:
         number = step["number"]
         name = name_of(number)
         if number in board.dispatched and number not in board.recorded and name in board.results:
+            if "stop_reason" in board.results[name]:  # its prompt did not fit: sent again later
+                board.dispatched.remove(number)
+                stopped = board.results[name].get("stop_reason")
+                continue
             board.record(step, board.results[name], recorder)
     gated = context.approve or bool((state.get("context") or {}).get("approve"))
     remaining = state.get("remaining_steps", UNLIMITED)
     room_for_round = has_room(remaining, ROUND_SUPERSTEPS)
-    tasks = Round(board, context, gated, state, recorder).choose() if room_for_round else []
+    choosing = room_for_round and stopped is None
+    tasks = Round(board, context, gated, state, recorder).choose() if choosing else []
     waiting = any(step["number"] not in board.recorded for step in board.plan)
     out_of_room = not tasks and (
         (waiting and not room_for_round) or not has_room(remaining, NEXT_NODE)
     )
     status: Status = (
-        "repetition_halted" if board.halted else "recursion_limit" if out_of_room else "running"
+        "repetition_halted"
+        if board.halted
+        else "context_exhausted"
+        if stopped is not None
+        else "recursion_limit"
+        if out_of_room
+        else "running"
     )
     recorder.emit(runtime, status)
     update: dict[str, Any] = {
@@ -158,6 +175,7 @@ def schedule(state: RewooState, runtime: Runtime[Context]) -> dict[str, Any]:
         "pages_read": board.pages_read,
         "round": tasks if status == "running" else [],
         "status": status,
+        **({"stop_reason": stopped} if stopped is not None else reopened(state)),
         **recorder.update(),
     }
     return update

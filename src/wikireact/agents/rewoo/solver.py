@@ -22,10 +22,11 @@ from wikireact.agents.rewoo.state import PlannedStep, RewooState
 from wikireact.context import Context, validate_question
 from wikireact.episode.resources import DEFAULT_RESOURCES, Resources
 from wikireact.episode.stored_context import settle
+from wikireact.errors import ContextExhaustedError
 from wikireact.evidence import answer_evidence
-from wikireact.models.context_window import context_budget
 from wikireact.nodes.model_call import call_model, reply_text, reply_tokens
-from wikireact.prompting.fitting import Plan, cleared_observation, fit_prompt
+from wikireact.nodes.window import exhausted, fit_to_window
+from wikireact.prompting.fitting import Plan, cleared_observation
 from wikireact.protocols.labels import as_verdict
 from wikireact.protocols.text import Action, FormatError, cut_at_observation, parse_output
 from wikireact.state import ActionDict, Step
@@ -50,8 +51,8 @@ def _fitted_messages(
 ) -> list[BaseMessage]:
     """Return the solver's prompt, the oldest evidence cleared if it would not fit the window.
 
-    Raises `ContextExhaustedError` (the run stops resumably) when even the latest evidence alone
-    does not fit (`wikireact.prompting.fitting`).
+    Raises `ContextExhaustedError` (the episode ends `context_exhausted`) when even the latest
+    evidence alone does not fit (`wikireact.prompting.fitting`).
     """
     question = validate_question(state.get("question"))
     plan, evidence = state.get("plan") or [], state.get("evidence") or {}
@@ -67,10 +68,7 @@ def _fitted_messages(
             shown[name] = cleared_observation(step)
         return solver_messages(question, worked_plan(plan, shown), context.task)
 
-    budget = context_budget(model, context.model, context.context_tokens)
-    return fit_prompt(
-        build, budget, items=len(held), extras=0, keep_latest=context.keep_observations
-    ).messages
+    return fit_to_window(build, model, context, items=len(held)).messages
 
 
 def solve(
@@ -79,12 +77,15 @@ def solve(
     """Ask the model for the answer from the plan and its evidence; record it as the last step."""
     context = settle(state.get("context"), runtime.context)
     model = resources.chat_model(context)
-    reply = call_model(
-        model,
-        _fitted_messages(state, context, model),
-        index=state.get("model_calls", 0),
-        failure="the model did not answer from the evidence",
-    )
+    try:  # a prompt that cannot fit ends the episode context_exhausted; a larger window solves
+        reply = call_model(
+            model,
+            _fitted_messages(state, context, model),
+            index=state.get("model_calls", 0),
+            failure="the model did not answer from the evidence",
+        )
+    except ContextExhaustedError as exc:
+        return exhausted(exc)
     text = cut_at_observation(reply_text(reply))
     input_tokens, output_tokens = reply_tokens(reply)
     parsed = parse_output(text)

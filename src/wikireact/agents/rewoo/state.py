@@ -68,6 +68,9 @@ class StepResult(TypedDict):
     approval: Approval | None
     shown: NotRequired[list[ShownSentence]]
     """For a Search/Lookup that ran: the page sentences its evidence shows (`wikireact.evidence`)."""
+    stop_reason: NotRequired[str]
+    """For an LLM step whose prompt could not fit the model's window: why. Not recorded; the
+    episode stops `context_exhausted` and a later run sends the step again."""
 
 
 class Task(TypedDict):

@@ -5,7 +5,9 @@ Search and Lookup run without the model, through ReAct's environment
 pauses with `interrupt()` (before any side effect, so re-running this node on resume
 repeats nothing), and the reviewer may approve it, reject it, or replace it with another
 action of the same tool. An LLM step is one model call on its input (the evidence it cites
-fenced, `prompts.fenced`); its answer is evidence too. The worker returns
+fenced, `prompts.fenced`, fitted to the model's window: `fitting`); its answer is evidence
+too; one whose prompt cannot fit returns a result with a `stop_reason` instead, which the
+scheduler does not record (the episode stops `context_exhausted`). The worker returns
 the step's result; the scheduler records it. An outage of the source raises
 `WikiOutageError`, as in ReAct (nothing is recorded, the thread can be resumed).
 """
@@ -19,14 +21,14 @@ from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 from typing_extensions import TypedDict
 
-from wikireact.agents.rewoo.prompts import llm_messages
+from wikireact.agents.rewoo.fitting import fitted_llm_messages
 from wikireact.agents.rewoo.state import StepResult, Task
 from wikireact.context import Context
 from wikireact.episode.approval import APPROVAL_HINT, read_decision
 from wikireact.episode.audit import utc_now
 from wikireact.episode.resources import DEFAULT_RESOURCES, Resources
 from wikireact.episode.stored_context import settle
-from wikireact.errors import WikiOutageError
+from wikireact.errors import ContextExhaustedError, WikiOutageError
 from wikireact.evidence.shown import lookup_shown, search_shown
 from wikireact.nodes.model_call import call_model, reply_text, reply_tokens
 from wikireact.prompting.quoting import sanitize_observation
@@ -53,7 +55,11 @@ def work(
     context = settle(task["context"], runtime.context)
     name = f"#E{task['number']}"
     if task["tool"] == "LLM":
-        return {"results": {name: _llm(task, context, resources)}, "model_calls": 1}
+        try:
+            return {"results": {name: _llm(task, context, resources)}, "model_calls": 1}
+        except ContextExhaustedError as exc:  # not recorded: the scheduler stops the episode
+            blank = _blank(f"LLM[{task['argument']}]", None, {})
+            return {"results": {name: {**blank, "stop_reason": str(exc)}}}
     action = Action(task["tool"], task["argument"])  # type: ignore[arg-type]
     gated = context.approve or bool(task["context"].get("approve"))
     result = _blank(str(action), task["state_key"], task.get("cursors") or {})
@@ -109,9 +115,10 @@ def _execute(
 def _llm(task: Task, context: Context, resources: Resources) -> StepResult:
     """Run an LLM step: one model call on its input (evidence substituted)."""
     started_at = utc_now()
+    model = resources.chat_model(context)
     reply = call_model(
-        resources.chat_model(context),
-        llm_messages(task["question"], task["argument"], context.task),
+        model,
+        fitted_llm_messages(task["question"], task["argument"], context, model),
         index=task["call_index"],
         failure=f"the model did not answer the LLM step #E{task['number']}",
     )

@@ -1,0 +1,94 @@
+"""Every agent's own prompts fit the model's window; one that cannot ends `context_exhausted`, resumably.
+
+ReWOO's planner and LLM steps, Plan-and-Execute's planner and replanner, Reflexion's
+reflection: whole episodes through the agents' graphs, asserting on what the model received.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.checkpoint.memory import InMemorySaver
+from support import PAGES, QUESTION, SpyModel, thread
+
+from wikireact import Context, MemorySource
+from wikireact.agents.rewoo.graph import build_graph as rewoo_graph
+from wikireact.models.scripted import ScriptOutput
+
+REPLY = 10
+"""Reply tokens the scripted models keep (`max_tokens`): a window leaves the prompt this less."""
+OVERFLOW = "Requested tokens (9000) exceed context window of 8192"
+"""llama.cpp's error for a prompt longer than its window."""
+REWOO_PLAN = (
+    "Plan: Derrickson.\n#E1 = Search[Scott Derrickson]\nPlan: Wood.\n#E2 = Search[Ed Wood]\n"
+    "Plan: compare.\n#E3 = LLM[Compare the nationalities in #E1 and #E2]"
+)
+REWOO_RUN: list[ScriptOutput] = [REWOO_PLAN, "Both are American.", "Thought: same.\nFinish[yes]"]
+"""Calls: 0 the plan, 1 the LLM step, 2 the solver."""
+LONG_PAGES = {
+    name: " ".join(
+        f"{name} fact {i} is that {name} made film number {i} in a career." for i in range(9)
+    )
+    for name in ("Scott Derrickson", "Ed Wood")
+}
+"""Pages whose evidence makes an LLM step's prompt longer than the planner's."""
+
+
+def _rewoo(
+    model: SpyModel, context: Context | None = None, pages: dict[str, str] = PAGES
+) -> tuple[Any, dict[str, Any]]:
+    graph = rewoo_graph(InMemorySaver(), model=model, wiki=MemorySource(pages))
+    out = graph.invoke({"question": QUESTION}, thread(), context=context or Context())
+    return graph, {**graph.get_state(thread()).values, **out}
+
+
+def _tokens(model: SpyModel) -> list[int]:
+    return [model.count_prompt_tokens(messages) for messages in model.calls]
+
+
+def test_rewoo_planner_shows_fewer_example_plans_to_fit_the_window() -> None:
+    whole = SpyModel(outputs=REWOO_RUN, max_tokens=REPLY)
+    _rewoo(whole)
+    needed = _tokens(whole)[0]
+    model = SpyModel(outputs=REWOO_RUN, max_tokens=REPLY)
+    _, values = _rewoo(model, Context(context_tokens=needed + REPLY - 1))
+    assert values["answer"] == "yes"
+    assert max(_tokens(model)) <= needed - 1
+    assert 1 <= model.prompts[0].count("Question:") < whole.prompts[0].count("Question:")
+    assert model.texts[0][-1] == f"Question: {QUESTION}"
+
+
+def test_rewoo_llm_step_clears_its_earliest_cited_evidence_to_fit() -> None:
+    whole = SpyModel(outputs=REWOO_RUN, max_tokens=REPLY)
+    _rewoo(whole, pages=LONG_PAGES)
+    needed = _tokens(whole)[1]
+    model = SpyModel(outputs=REWOO_RUN, max_tokens=REPLY)
+    context = Context(context_tokens=needed + REPLY - 1, keep_observations=1)
+    _, values = _rewoo(model, context, LONG_PAGES)
+    llm_prompt = model.prompts[1]
+    assert values["answer"] == "yes" and max(_tokens(model)) <= needed - 1
+    assert "[cleared to fit the context: cited evidence, 5 sentences]" in llm_prompt
+    assert "Scott Derrickson fact 0" not in llm_prompt
+    assert values["evidence"]["#E2"] in llm_prompt  # the latest cited evidence stays whole
+    assert values["evidence"]["#E1"].startswith("Scott Derrickson fact 0")  # the state keeps it
+
+
+def test_rewoo_planner_prompt_that_cannot_fit_ends_context_exhausted_and_resumes() -> None:
+    model = SpyModel(outputs=REWOO_RUN, max_tokens=REPLY)
+    graph, values = _rewoo(model, Context(context_tokens=40))
+    assert values["status"] == "context_exhausted" and values["steps"] == 0 and not model.calls
+    assert "window of 40 tokens" in values["stop_reason"]
+    again = graph.invoke(None, thread(), context={"context_tokens": 100_000})
+    assert again["status"] == "finished" and again["answer"] == "yes"
+    assert graph.get_state(thread()).values["stop_reason"] is None
+
+
+def test_rewoo_llm_step_the_model_refuses_as_too_long_ends_context_exhausted_and_resumes() -> None:
+    model = SpyModel(outputs=REWOO_RUN, errors={1: ValueError(OVERFLOW)})
+    graph, values = _rewoo(model)
+    assert values["status"] == "context_exhausted" and values["answer"] is None
+    assert sorted(values["evidence"]) == ["#E1", "#E2"] and values["steps"] == 3
+    model.errors.clear()
+    again = graph.invoke(None, thread(), context={"context_tokens": 100_000})
+    assert again["answer"] == "yes" and again["evidence"]["#E3"] == "Both are American."
+    assert again["steps"] == 5 and len(model.calls) == 4  # only the LLM step ran again
