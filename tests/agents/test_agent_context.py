@@ -12,6 +12,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from support import PAGES, QUESTION, SpyModel, thread
 
 from wikireact import Context, MemorySource
+from wikireact.agents.plan_execute.graph import build_graph as pe_graph
 from wikireact.agents.rewoo.graph import build_graph as rewoo_graph
 from wikireact.models.scripted import ScriptOutput
 
@@ -92,3 +93,68 @@ def test_rewoo_llm_step_the_model_refuses_as_too_long_ends_context_exhausted_and
     again = graph.invoke(None, thread(), context={"context_tokens": 100_000})
     assert again["answer"] == "yes" and again["evidence"]["#E3"] == "Both are American."
     assert again["steps"] == 5 and len(model.calls) == 4  # only the LLM step ran again
+
+
+PE_RUN: list[ScriptOutput] = [
+    "1. Find Scott Derrickson's nationality.\n2. Find Ed Wood's nationality.",  # 0: planner
+    "Thought: his page.\nAction: Search[Scott Derrickson]",  # 1: sub-goal 1 (1 step, no answer)
+    "1. Find Ed Wood's nationality.",  # 2: replanner, the rest
+    "Thought: Wood's page.\nAction: Search[Ed Wood]",  # 3: sub-goal 2 (1 step, no answer)
+    "Both are American.\nFinish[yes]",  # 4: replanner, the answer from both results
+]
+"""Plan-and-Execute with one step per sub-goal: each result is its page's first sentences."""
+
+
+def _plan_execute(model: SpyModel, context: Context | None = None) -> tuple[Any, dict[str, Any]]:
+    graph = pe_graph(InMemorySaver(), model=model, wiki=MemorySource(PAGES))
+    out = graph.invoke(
+        {"question": QUESTION, "subgoal_steps": 1}, thread(), context=context or Context()
+    )
+    return graph, {**graph.get_state(thread()).values, **out}
+
+
+def test_plan_execute_replanner_clears_the_oldest_result_to_fit_and_keeps_the_latest() -> None:
+    whole = SpyModel(outputs=PE_RUN, max_tokens=REPLY)
+    _plan_execute(whole)
+    needed = _tokens(whole)[-1]
+    model = SpyModel(outputs=PE_RUN, max_tokens=REPLY)
+    context = Context(context_tokens=needed + REPLY - 1, keep_observations=1)
+    _, values = _plan_execute(model, context)
+    replanner = model.prompts[-1]
+    assert values["answer"] == "yes" and max(_tokens(model)) <= needed - 1
+    first, latest = values["subgoals"]
+    assert (
+        "[cleared to fit the context: no answer (budget_exhausted), last observation of 5 "
+        "sentences]" in replanner
+    )
+    assert first["last_observation"] not in replanner and latest["last_observation"] in replanner
+    assert first["last_observation"].startswith("Scott Derrickson (born")  # the state keeps it
+    assert replanner.count(f"Question: {QUESTION}") == 1
+
+
+def test_plan_execute_planner_shows_fewer_examples_to_fit_the_window() -> None:
+    whole = SpyModel(outputs=PE_RUN, max_tokens=REPLY)
+    _plan_execute(whole)
+    needed = _tokens(whole)[0]
+    model = SpyModel(outputs=PE_RUN, max_tokens=REPLY)
+    _plan_execute(model, Context(context_tokens=needed + REPLY - 1))
+    assert _tokens(model)[0] <= needed - 1 and model.texts[0][-1].endswith(f"Question: {QUESTION}")
+    assert 1 < model.prompts[0].count("Question:") < whole.prompts[0].count("Question:")
+
+
+def test_plan_execute_replanner_the_model_refuses_ends_context_exhausted_and_resumes() -> None:
+    model = SpyModel(outputs=PE_RUN, errors={4: ValueError(OVERFLOW)})
+    graph, values = _plan_execute(model)
+    assert values["status"] == "context_exhausted" and values["answer"] is None
+    assert len(values["subgoals"]) == 2 and "context window" in values["stop_reason"]
+    model.errors.clear()
+    again = graph.invoke(None, thread(), context={"context_tokens": 100_000})
+    assert again["status"] == "finished" and again["answer"] == "yes"
+    assert len(model.calls) == 6  # only the replanner ran again
+
+
+def test_plan_execute_planner_prompt_that_cannot_fit_ends_context_exhausted() -> None:
+    model = SpyModel(outputs=PE_RUN, max_tokens=REPLY)
+    graph, values = _plan_execute(model, Context(context_tokens=40))
+    assert values["status"] == "context_exhausted" and not model.calls
+    assert graph.invoke(None, thread(), context={"context_tokens": 100_000})["answer"] == "yes"

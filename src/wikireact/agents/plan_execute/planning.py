@@ -7,7 +7,8 @@ far and answers `Finish[answer]` or the sub-goals that remain; when the budget i
 node is asked once more with the reason, and a second one in a row ends the episode
 `invalid_plan`. Under FEVER (`Context.task`) the replanner's Finish must be one of the three
 labels; any other is such a malformed reply. Each call counts in `model_calls` and `usage`
-like a step's.
+like a step's. Both prompts are fitted to the model's window (`fitting`); one that cannot
+fit, or that the model refuses as too long, ends the episode `context_exhausted`.
 """
 
 from __future__ import annotations
@@ -18,12 +19,11 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
 from langgraph.runtime import Runtime
 
-from wikireact.agents.plan_execute.prompts import (
-    PlanExemplars,
-    default_plan_exemplars,
-    planner_messages,
-    replanner_messages,
+from wikireact.agents.plan_execute.fitting import (
+    fitted_planner_messages,
+    fitted_replanner_messages,
 )
+from wikireact.agents.plan_execute.prompts import PlanExemplars, default_plan_exemplars
 from wikireact.agents.plan_execute.replies import Reply, read_reply
 from wikireact.agents.plan_execute.state import (
     PLANNING_ATTEMPTS,
@@ -37,9 +37,11 @@ from wikireact.context import Context, Task, validate_question
 from wikireact.episode.budgets import exceeded
 from wikireact.episode.resources import DEFAULT_RESOURCES, Resources
 from wikireact.episode.stored_context import episode_context
+from wikireact.errors import ContextExhaustedError
 from wikireact.evidence import answer_evidence
 from wikireact.nodes.model_call import call_model as model_call
 from wikireact.nodes.model_call import reply_text, reply_tokens
+from wikireact.nodes.window import exhausted, reopened
 from wikireact.prompting.react import STOP_SEQUENCES
 from wikireact.protocols.text import cut_at_observation
 
@@ -54,16 +56,20 @@ def plan(
     context, kept = episode_context(state, runtime.context)
     limits = read_limits(state)
     question = validate_question(state.get("question"))
-    messages = planner_messages(
-        question,
-        limits.max_subgoals,
-        state.get("planning_error"),
-        exemplars or default_plan_exemplars(context.task),
-        context.task,
-    )
     model = resources.chat_model(context)
-    update = _ask(state, model, messages, "plan", limits.max_subgoals, context.task)
-    return {**kept, **within_budget(update, state, context)}
+    try:  # a prompt that cannot fit ends the episode context_exhausted; a larger window plans
+        messages = fitted_planner_messages(
+            question,
+            limits.max_subgoals,
+            state.get("planning_error"),
+            exemplars or default_plan_exemplars(context.task),
+            context,
+            model,
+        )
+        update = _ask(state, model, messages, "plan", limits.max_subgoals, context.task)
+    except ContextExhaustedError as exc:
+        return {**kept, **exhausted(exc)}
+    return {**kept, **reopened(state), **within_budget(update, state, context)}
 
 
 def replan(
@@ -78,18 +84,22 @@ def replan(
     results = state.get("subgoals") or []
     steps_left = context.max_steps - state.get("steps", 0)
     goals_left = limits.max_subgoals - len(results) if steps_left > 0 else 0
-    messages = replanner_messages(
-        validate_question(state.get("question")),
-        results,
-        state.get("plan") or [],
-        goals_left,
-        state.get("planning_error"),
-        exemplars or default_plan_exemplars(context.task),
-        context.task,
-    )
     model = resources.chat_model(context)
-    update = _ask(state, model, messages, "replan", goals_left, context.task)
-    return {**kept, **within_budget(update, state, context)}
+    try:  # a prompt that cannot fit ends the episode context_exhausted; a larger window replans
+        messages = fitted_replanner_messages(
+            validate_question(state.get("question")),
+            results,
+            state.get("plan") or [],
+            goals_left,
+            state.get("planning_error"),
+            exemplars or default_plan_exemplars(context.task),
+            context,
+            model,
+        )
+        update = _ask(state, model, messages, "replan", goals_left, context.task)
+    except ContextExhaustedError as exc:
+        return {**kept, **exhausted(exc)}
+    return {**kept, **reopened(state), **within_budget(update, state, context)}
 
 
 def within_budget(update: dict[str, Any], state: PlanState, context: Context) -> dict[str, Any]:
