@@ -9,10 +9,12 @@ from __future__ import annotations
 from typing import Any
 
 from langgraph.checkpoint.memory import InMemorySaver
+from reflexion_scripts import LESSON, RIGHT_RUN
 from support import PAGES, QUESTION, SpyModel, thread
 
 from wikireact import Context, MemorySource
 from wikireact.agents.plan_execute.graph import build_graph as pe_graph
+from wikireact.agents.reflexion.graph import build_graph as reflexion_graph
 from wikireact.agents.rewoo.graph import build_graph as rewoo_graph
 from wikireact.models.scripted import ScriptOutput
 
@@ -158,3 +160,72 @@ def test_plan_execute_planner_prompt_that_cannot_fit_ends_context_exhausted() ->
     graph, values = _plan_execute(model, Context(context_tokens=40))
     assert values["status"] == "context_exhausted" and not model.calls
     assert graph.invoke(None, thread(), context={"context_tokens": 100_000})["answer"] == "yes"
+
+
+def test_plan_execute_sub_goal_out_of_context_stops_the_episode_and_continues_inside_it() -> None:
+    model = SpyModel(outputs=PE_RUN, errors={3: ValueError(OVERFLOW)})
+    graph, values = _plan_execute(model)
+    assert values["status"] == "context_exhausted" and len(values["subgoals"]) == 1
+    assert "context window" in values["stop_reason"]
+    model.errors.clear()
+    again = graph.invoke(None, thread(), context={"context_tokens": 100_000})
+    assert again["answer"] == "yes" and [s["status"] for s in again["subgoals"]] == [
+        "budget_exhausted",
+        "budget_exhausted",
+    ]
+    assert len(model.calls) == 6  # the refused step ran again, nothing else
+
+
+REFLEXION_TRIAL: list[ScriptOutput] = [
+    "Thought 1: a.\nAction 1: Search[Scott Derrickson]",
+    "Thought 2: b.\nAction 2: Search[Ed Wood]",
+    "Thought 3: c.\nAction 3: Lookup[born]",
+    "Thought 4: d.\nAction 4: Lookup[died]",
+    "Thought 5: e.\nAction 5: Search[Scott Derrickson]",
+    "Thought 6: guess.\nAction 6: Finish[no]",
+]
+REFLEXION_RUN: list[ScriptOutput] = [*REFLEXION_TRIAL, LESSON, *RIGHT_RUN]
+"""A wrong first trial of 6 steps (calls 0-5), the reflection (6), a right second trial (7-9)."""
+
+
+def _reflexion(model: SpyModel, context: Context | None = None) -> tuple[Any, dict[str, Any]]:
+    graph = reflexion_graph(InMemorySaver(), model=model, wiki=MemorySource(PAGES))
+    inputs = {"question": QUESTION, "gold_answer": "yes", "memory": "off"}
+    out = graph.invoke(inputs, thread(), context=context or Context())
+    return graph, {**graph.get_state(thread()).values, **out}
+
+
+def test_reflexion_reflection_clears_the_trials_oldest_observations_to_fit() -> None:
+    whole = SpyModel(outputs=REFLEXION_RUN, max_tokens=REPLY)
+    _reflexion(whole)
+    needed = _tokens(whole)[6]
+    model = SpyModel(outputs=REFLEXION_RUN, max_tokens=REPLY)
+    context = Context(context_tokens=needed + REPLY - 1, keep_observations=1)
+    _, values = _reflexion(model, context)
+    reflection = model.prompts[6]
+    assert values["answer"] == "yes" and max(_tokens(model)) <= needed - 1
+    assert "[cleared to fit the context: Search[Scott Derrickson], 5 sentences" in reflection
+    assert "Action 6: Finish[no]" in reflection and f"Question: {QUESTION}" in reflection
+    first = values["trials"][0]["trajectory"]
+    assert first[0]["observation"].startswith("Scott Derrickson (born")  # the state keeps it
+
+
+def test_reflexion_trial_out_of_context_stops_the_run_and_continues_inside_the_trial() -> None:
+    model = SpyModel(outputs=REFLEXION_RUN, errors={2: ValueError(OVERFLOW)})
+    graph, values = _reflexion(model)
+    assert values["status"] == "context_exhausted" and not values.get("trials")
+    assert "context window" in values["stop_reason"]
+    model.errors.clear()
+    again = graph.invoke(None, thread(), context={"context_tokens": 100_000})
+    assert again["answer"] == "yes" and [t["steps"] for t in again["trials"]] == [6, 3]
+    assert len(model.calls) == 11  # the refused step ran again, nothing else
+
+
+def test_reflexion_reflection_the_model_refuses_ends_context_exhausted_and_resumes() -> None:
+    model = SpyModel(outputs=REFLEXION_RUN, errors={6: ValueError(OVERFLOW)})
+    graph, values = _reflexion(model)
+    assert values["status"] == "context_exhausted" and not values.get("trials")
+    model.errors.clear()
+    again = graph.invoke(None, thread(), context={"context_tokens": 100_000})
+    assert again["answer"] == "yes" and again["trials"][0]["reflection"] == LESSON
+    assert len(model.calls) == 11  # only the reflection ran again

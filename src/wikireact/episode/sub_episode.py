@@ -1,5 +1,9 @@
 """A ReAct episode a node runs nested (a sub-goal, a trial) that the recursion limit cut, and its continuation.
 
+An episode whose next prompt did not fit the model's window (`context_exhausted`) is cut
+the same way: the caller stops `context_exhausted` with its reason, and a run with a larger
+window continues inside it.
+
 A nested episode runs with the caller's `recursion_limit` and stops before it with status
 `recursion_limit` (`wikireact.nodes.observe`). That is not the episode's outcome: the
 caller stops too (status `recursion_limit`, nothing judged, replanned or remembered) and
@@ -30,6 +34,10 @@ from langgraph.config import get_config
 
 CUT_STATUS = "recursion_limit"
 """The status of an episode the recursion limit stopped (resumable, not an outcome)."""
+STOPPED_STATUSES = frozenset({CUT_STATUS, "context_exhausted"})
+"""Statuses of a nested episode that stopped without an outcome: the recursion limit cut it, or
+its next prompt did not fit the model's window. Either way the caller stops with its status
+and a run with a larger limit or window continues inside it."""
 
 
 def sub_episode_config(
@@ -55,16 +63,24 @@ def sub_episode_config(
 
 
 def was_cut(episode: Mapping[str, Any]) -> bool:
-    """Whether a nested episode's output says the recursion limit stopped it."""
-    return episode.get("status") == CUT_STATUS
+    """Whether a nested episode's output says it stopped without an outcome (`STOPPED_STATUSES`)."""
+    return episode.get("status") in STOPPED_STATUSES
 
 
-def cut_update(state: Mapping[str, Any]) -> dict[str, Any]:
-    """Return the caller's update for a cut episode: stop, and keep where the episode is."""
+def cut_update(
+    state: Mapping[str, Any], episode: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """Return the caller's update for a cut episode: stop as it did, and keep where it is.
+
+    Without `episode`, the recursion limit cut it; an episode out of context passes its
+    `stop_reason` on.
+    """
     namespace = state.get("cut_episode") or (get_config().get("configurable") or {}).get(
         "checkpoint_ns", ""
     )
-    return {"status": CUT_STATUS, "cut_episode": namespace}
+    status = (episode or {}).get("status", CUT_STATUS)
+    stopped = {"stop_reason": (episode or {}).get("stop_reason")} if status != CUT_STATUS else {}
+    return {"status": status, "cut_episode": namespace, **stopped}
 
 
 COMPLETED: dict[str, Any] = {"status": "running", "cut_episode": None}

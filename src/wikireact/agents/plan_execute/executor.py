@@ -84,8 +84,8 @@ def make_executor(react: EpisodeGraph) -> Executor:
                 {**context.as_dict(), **SUBGOAL_TASK, "max_steps": max(budget, 1)}
             ),
         )
-        if was_cut(episode):  # the caller's recursion limit stopped it: not the sub-goal's result
-            return {**kept, **cut_update(state)}
+        if was_cut(episode):  # the recursion limit or the window stopped it: not its result
+            return {**kept, **cut_update(state, episode)}
         update = {
             **kept,
             **COMPLETED,

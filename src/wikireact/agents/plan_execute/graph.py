@@ -2,8 +2,9 @@
 
 Routers:
 - `route_start`: a new episode goes to `plan`; one stopped before the recursion limit to
-  `execute` (its next sub-goal, or the one the limit cut, continued); one that can go on
-  (reopened with a larger budget) to `replan`, which sees its results; an ended one to END.
+  `execute` (its next sub-goal, or the one the limit cut, continued), as is one whose
+  sub-goal ran out of context (`context_exhausted`); one that can go on (reopened with a
+  larger budget or window) to `replan`, which sees its results; an ended one to END.
 - `route_after_plan` / `route_after_replan`: a readable plan goes to `execute`; a malformed
   reply is asked again once (back to the same node); an ended episode (Finish, a spent
   budget, two malformed replies) goes to END.
@@ -85,7 +86,7 @@ def route_start(
     settings = settle(state.get("context"), runtime.context)
     if not can_continue(state, settings):
         return "__end__"
-    if state.get("status") == "recursion_limit" and state.get("plan"):
+    if (state.get("status") == "recursion_limit" and state.get("plan")) or state.get("cut_episode"):
         return "execute"
     return "replan" if state.get("subgoals") else "plan"
 

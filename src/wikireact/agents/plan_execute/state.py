@@ -167,8 +167,8 @@ class PlanState(PlanInput, PlanOutput, total=False):
     invalid_replies: int
     """Malformed planner/replanner replies in a row."""
     cut_episode: str | None
-    """The checkpoint namespace of the sub-goal episode the recursion limit cut: the next run
-    continues it there (`wikireact.episode.sub_episode`); None when none is cut."""
+    """The checkpoint namespace of the sub-goal episode the recursion limit (or the window) cut:
+    the next run continues it there (`wikireact.episode.sub_episode`); None when none is cut."""
     remaining_steps: RemainingSteps
     """LangGraph's managed count of supersteps left before the recursion limit (not stored)."""
 

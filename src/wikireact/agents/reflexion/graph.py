@@ -2,11 +2,13 @@
 
 Routers:
 - `route_start`: a new run goes to `recall`; one stopped before the recursion limit to
-  `trial` (the next trial, or the one the limit cut, continued); an ended one stays ended (END).
+  `trial` (the next trial, or the one the limit cut, continued); one out of context to where
+  it stopped (inside its trial, `evaluate` or `reflect`); an ended one stays ended (END).
 - `route_after_trial`: a trial that ended by itself goes to `evaluate`; one the recursion
   limit cut stops the run (END), unjudged.
 - `route_after_evaluate`: a failed trial goes to `reflect` when a lesson has a use (a trial
   is left, or memory keeps it for later runs); anything else to `record`.
+- `route_after_reflect`: `record`; END when the reflection's prompt did not fit.
 - `route_after_record`: the next `trial` while the run goes on; END once it ended.
 
 Each trial is the ReAct graph (`wikireact.graph.make_builder`) run by the `trial` node, not
@@ -66,11 +68,20 @@ MIN_RECURSION_LIMIT = max(2 + SUPERSTEPS_PER_TRIAL, REACT_MIN_RECURSION_LIMIT)
 declare_least_limit(ReflexionState, "Reflexion", MIN_RECURSION_LIMIT)
 
 
-def route_start(state: ReflexionState) -> Literal["recall", "trial", "__end__"]:
-    """Start a new run; continue one stopped before the recursion limit; an ended one stays ended."""
+def route_start(
+    state: ReflexionState,
+) -> Literal["recall", "trial", "evaluate", "reflect", "__end__"]:
+    """Start a new run; continue one stopped before the recursion limit or out of context.
+
+    A run out of context (`context_exhausted`) goes on inside the trial that ran out, or at
+    the node whose prompt did not fit: `evaluate` while its trial is unjudged, else
+    `reflect`. An ended run stays ended.
+    """
     status = state.get("status")
-    if status == "recursion_limit":
+    if status == "recursion_limit" or (status == "context_exhausted" and state.get("cut_episode")):
         return "trial"
+    if status == "context_exhausted":
+        return "evaluate" if state["attempt"]["verdict"] is None else "reflect"
     return "recall" if status in (None, "running") else "__end__"
 
 
@@ -81,14 +92,24 @@ def route_after_trial(state: ReflexionState) -> Literal["evaluate", "__end__"]:
 
 def route_after_evaluate(
     state: ReflexionState, runtime: Runtime[Context]
-) -> Literal["reflect", "record"]:
-    """Reflect on a failed trial when its lesson has a use: a next trial, or later runs."""
+) -> Literal["reflect", "record", "__end__"]:
+    """Reflect on a failed trial when its lesson has a use: a next trial, or later runs.
+
+    A self-check whose prompt did not fit stops the run (END).
+    """
+    if state.get("status") == "context_exhausted":
+        return "__end__"
     settings = run_settings(state, runtime.store)
     attempt = state["attempt"]
     if attempt["verdict"] in PASSED:
         return "record"
     has_next = attempt["number"] < settings.max_trials
     return "reflect" if has_next or settings.remembers else "record"
+
+
+def route_after_reflect(state: ReflexionState) -> Literal["record", "__end__"]:
+    """Record the trial and its lesson; stop when the reflection's prompt did not fit."""
+    return "__end__" if state.get("status") == "context_exhausted" else "record"
 
 
 def route_after_record(state: ReflexionState) -> Literal["trial", "__end__"]:
@@ -119,7 +140,7 @@ def make_builder(resources: Resources | None = None) -> StateGraph[Any, Any, Any
     builder.add_edge("recall", "trial")
     builder.add_conditional_edges("trial", route_after_trial)
     builder.add_conditional_edges("evaluate", route_after_evaluate)
-    builder.add_edge("reflect", "record")
+    builder.add_conditional_edges("reflect", route_after_reflect)
     builder.add_conditional_edges("record", route_after_record)
     return builder
 

@@ -6,6 +6,10 @@
   steps are checkpointed, paused for approval and resumed like any ReAct episode's.
 - `evaluate` judges the trial (`evaluator.py`; the self-check is a model call).
 - `reflect` asks the model for a lesson from a failed trial (one call).
+
+The self-check's and the reflection's prompts show the whole trial, fitted to the model's
+window (`fitting`); one that cannot fit, or that the model refuses as too long, stops the
+run `context_exhausted` at that node, and a run with a larger window goes on from there.
 - `record` appends the trial to `trials`, keeps its lesson in the store (memory on; the
   one write of this graph, idempotent: a repeat replaces the same item), and ends the run
   when the trial passed or no trial is left, or stops it (status `recursion_limit`) when
@@ -33,6 +37,7 @@ from langgraph.runtime import Runtime
 
 from wikireact.agents.nested_steps import StepForwarder
 from wikireact.agents.reflexion.evaluator import judge_against_gold, judge_without_gold, read_check
+from wikireact.agents.reflexion.fitting import fitted_attempt_messages
 from wikireact.agents.reflexion.memory import keep_lesson, read_lessons
 from wikireact.agents.reflexion.prompts import check_messages, reflection_messages
 from wikireact.agents.reflexion.settings import run_settings
@@ -48,10 +53,12 @@ from wikireact.episode.recursion import has_room
 from wikireact.episode.resources import Resources
 from wikireact.episode.stored_context import episode_context
 from wikireact.episode.sub_episode import COMPLETED, cut_update, sub_episode_config, was_cut
+from wikireact.errors import ContextExhaustedError
 from wikireact.evidence import answer_evidence
 from wikireact.models.call_metadata import CALL_OFFSET_KEY
 from wikireact.nodes.model_call import call_model as model_call
 from wikireact.nodes.model_call import reply_text, reply_tokens
+from wikireact.nodes.window import exhausted, reopened
 from wikireact.prompting.lessons import LESSON_CHARS
 
 LESSONS_SHOWN = 3
@@ -91,8 +98,8 @@ def trial(
         sub_episode_config(state, {CALL_OFFSET_KEY: calls}, forwarder),
         context=context,
     )
-    if was_cut(out):  # the caller's recursion limit stopped it: not an outcome to judge
-        return {**kept, **cut_update(state)}
+    if was_cut(out):  # the recursion limit or the window stopped it: not an outcome to judge
+        return {**kept, **cut_update(state, out)}
     trajectory, usage = out.get("trajectory") or [], out.get("usage") or []
     attempt = Trial(
         number=number,
@@ -131,14 +138,23 @@ def evaluate(
     verdict, judged = judge_without_gold(attempt)
     if verdict != "accepted" or not settings.self_check or attempt["answer"] is None:
         return {"attempt": {**attempt, "verdict": verdict, "judged": judged}}
-    messages = check_messages(
-        state["question"], attempt["trajectory"], attempt["answer"], context.method
-    )
-    reply, usage = call_model(
-        resources.chat_model(context), messages, state.get("model_calls", 0), "the self-check"
-    )
+    model = resources.chat_model(context)
+    try:  # a prompt that cannot fit stops the run context_exhausted; a larger window checks
+        messages = fitted_attempt_messages(
+            check_messages,
+            state["question"],
+            attempt["trajectory"],
+            attempt["answer"],
+            context,
+            model,
+        )
+        reply, usage = call_model(model, messages, state.get("model_calls", 0), "the self-check")
+    except ContextExhaustedError as exc:
+        return exhausted(exc)
     verdict, judged = read_check(reply, attempt["answer"])
     return {
+        **reopened(state),
+        "status": "running",
         "attempt": {
             **attempt,
             "verdict": verdict,
@@ -156,14 +172,23 @@ def reflect(
     """Ask the model for a short lesson from the failed trial (one call)."""
     context, _ = episode_context(state, runtime.context)
     attempt = state["attempt"]
-    messages = reflection_messages(
-        state["question"], attempt["trajectory"], attempt["judged"], context.method
-    )
-    reply, usage = call_model(
-        resources.chat_model(context), messages, state.get("model_calls", 0), "the reflection"
-    )
+    model = resources.chat_model(context)
+    try:  # a prompt that cannot fit stops the run context_exhausted; a larger window reflects
+        messages = fitted_attempt_messages(
+            reflection_messages,
+            state["question"],
+            attempt["trajectory"],
+            attempt["judged"],
+            context,
+            model,
+        )
+        reply, usage = call_model(model, messages, state.get("model_calls", 0), "the reflection")
+    except ContextExhaustedError as exc:
+        return exhausted(exc)
     lesson = " ".join(reply.removeprefix("Lesson:").split())[:LESSON_CHARS] or None
     return {
+        **reopened(state),
+        "status": "running",
         "attempt": {**attempt, "reflection": lesson},
         "usage": [_call_usage(attempt, usage, "reflection")],
         "model_calls": state.get("model_calls", 0) + 1,

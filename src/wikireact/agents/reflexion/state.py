@@ -123,7 +123,7 @@ class ReflexionState(ReflexionInput, ReflexionOutput, total=False):
     context: dict[str, Any]
     """The run's `Context` as a dict, kept from its start (`wikireact.episode.stored_context`)."""
     cut_episode: str | None
-    """The checkpoint namespace of the trial the recursion limit cut: the next run continues
+    """The checkpoint namespace of the trial the recursion limit (or the window) cut: the next run continues
     it there (`wikireact.episode.sub_episode`); None when no trial is cut."""
     remaining_steps: RemainingSteps
     """LangGraph's managed count of supersteps left before the recursion limit (not stored)."""
