@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 from pe_scripts import WHOLE_RUN
-from support import QUESTION
+from support import PAGES, QUESTION, SpyModel
 
 from wikireact import Context, MemorySource, ScriptedChatModel
 from wikireact.agents.plan_execute.graph import build_graph
@@ -67,3 +67,38 @@ def test_rewoo_solver_clears_the_oldest_evidence_to_fit_the_window() -> None:
     assert out["answer"] == "yes" and model.count_prompt_tokens(model.calls[-1]) <= needed - 10
     assert "[cleared to fit the context: Search[Scott Derrickson], 5 sentences" in solver_prompt
     assert out["evidence"]["#E1"].startswith("Scott Derrickson (born")  # the state keeps it whole
+
+
+def _reflexion(**budget: int) -> tuple[SpyModel, dict[str, Any]]:
+    from reflexion_scripts import LESSON, RIGHT_RUN, WRONG_GUESS
+
+    from wikireact.agents.reflexion.graph import build_graph as reflexion_graph
+
+    model = SpyModel(outputs=[WRONG_GUESS, LESSON, *RIGHT_RUN])
+    graph = reflexion_graph(InMemorySaver(), model=model, wiki=MemorySource(PAGES))
+    config: Any = {"configurable": {"thread_id": "rf"}}
+    inputs = {"question": QUESTION, "gold_answer": "yes", "memory": "off"}
+    out = graph.invoke(inputs, config, context=Context(**budget))  # type: ignore[arg-type]
+    return model, {**graph.get_state(config).values, **out}
+
+
+@pytest.mark.parametrize(
+    ("setting", "calls"),
+    [
+        ("max_model_calls", 2),  # trial 1's step and its reflection; no trial 2
+        ("max_input_tokens", 3),  # reached at trial 2's first step; no reflection after it
+        ("max_output_tokens", 3),
+    ],
+)
+def test_reflexion_budgets_count_every_trial_and_reflection(setting: str, calls: int) -> None:
+    reference, whole = _reflexion()
+    assert whole["answer"] == "yes" and whole["model_calls"] == 5
+    used = {
+        "max_model_calls": 2,
+        "max_input_tokens": sum(u["input_tokens"] for u in whole["usage"][:2]) + 1,
+        "max_output_tokens": sum(u["output_tokens"] for u in whole["usage"][:2]) + 1,
+    }
+    model, values = _reflexion(**{setting: used[setting]})
+    assert values["status"] == "budget_exhausted" and values["answer"] != "yes"
+    assert values["model_calls"] == calls == len(model.calls) == len(values["usage"])
+    assert setting in values["stop_reason"]

@@ -36,3 +36,12 @@ def exceeded(
         if limit and used[name] >= limit:
             return f"{used[name]} {what} used; the budget is {limit} ({name})"
     return None
+
+
+def tokens_used(usage: Iterable[Mapping[str, Any]]) -> dict[str, int]:
+    """Return the prompt and reply tokens `usage` (per-call token records) adds up to."""
+    records = list(usage)
+    return {
+        "input_tokens": sum(int(r.get("input_tokens", 0)) for r in records),
+        "output_tokens": sum(int(r.get("output_tokens", 0)) for r in records),
+    }

@@ -12,5 +12,9 @@ CALL_INDEX_KEY = "wikireact_call_index"
 CALL_OFFSET_KEY = "wikireact_call_offset"
 """Model calls an enclosing agent made before this episode (e.g. Plan-and-Execute's planner and
 earlier sub-goals): `reason` adds it to the call index, so one script spans the whole run."""
+TOKENS_OFFSET_KEY = "wikireact_tokens_offset"
+"""Prompt and reply tokens an enclosing agent's calls used before this episode
+(`{"input_tokens": n, "output_tokens": m}`): `observe` counts them in the token budgets, so
+a nested episode (a Reflexion trial, a sub-goal) stops where the whole run reaches them."""
 QUESTION_ID_KEY = "wikireact_question_id"
 """The evaluation question's id, when the call belongs to one."""

@@ -24,7 +24,7 @@ from wikireact.episode.budgets import exceeded
 from wikireact.episode.recursion import has_room
 from wikireact.episode.stored_context import episode_context
 from wikireact.evidence import answer_evidence
-from wikireact.models.call_metadata import CALL_OFFSET_KEY
+from wikireact.models.call_metadata import CALL_OFFSET_KEY, TOKENS_OFFSET_KEY
 from wikireact.protocols.text import VALID_ACTIONS_HINT
 from wikireact.state import ENDED, CurrentStep, State, Status, Step, StepKind, StepUsage
 from wikireact.wiki.repetition import times_proposed
@@ -38,7 +38,7 @@ STEP_EVENT = "wikireact_step"
 def observe(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     """Record the finished step and decide the episode's status.
 
-    The model-call budget counts the calls an enclosing agent made before this episode too.
+    The budgets count the calls and tokens an enclosing agent used before this episode too.
     """
     context, kept = episode_context(state, runtime.context)
     number = state.get("steps", 0) + 1
@@ -57,8 +57,10 @@ def observe(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         cleared=current.get("cleared", 0),
     )
     usage_so_far = [*(state.get("usage") or []), usage]
-    offset = int((get_config().get("metadata") or {}).get(CALL_OFFSET_KEY, 0))
-    spent = exceeded(usage_so_far, context, offset + len(usage_so_far))
+    metadata = get_config().get("metadata") or {}
+    earlier = [metadata.get(TOKENS_OFFSET_KEY) or {}]  # an enclosing agent's tokens so far
+    offset = int(metadata.get(CALL_OFFSET_KEY, 0))
+    spent = exceeded([*earlier, *usage_so_far], context, offset + len(usage_so_far))
     status: Status = "running"
     if answer is not None:
         status = "finished"

@@ -41,11 +41,12 @@ from wikireact.agents.plan_execute.state import (
     read_limits,
 )
 from wikireact.context import Context
+from wikireact.episode.budgets import tokens_used
 from wikireact.episode.compiled import EpisodeGraph
 from wikireact.episode.recursion import has_room
 from wikireact.episode.stored_context import episode_context
 from wikireact.episode.sub_episode import COMPLETED, cut_update, sub_episode_config, was_cut
-from wikireact.models.call_metadata import CALL_OFFSET_KEY
+from wikireact.models.call_metadata import CALL_OFFSET_KEY, TOKENS_OFFSET_KEY
 
 Executor = Callable[[PlanState, Runtime[Context]], dict[str, Any]]
 SUBGOAL_TASK = {"task": "hotpotqa"}
@@ -77,9 +78,10 @@ def make_executor(react: EpisodeGraph) -> Executor:
         question = subgoal_question(state["question"], remaining[0], results, context.task)
         number = len(results) + 1
         forwarder = StepForwarder(runtime.stream_writer, steps, subgoal=number)
+        used = tokens_used(state.get("usage") or [])  # the sub-goal's budgets count them too
         episode = react.invoke(
             {"question": question},
-            sub_episode_config(state, {CALL_OFFSET_KEY: calls}, forwarder),
+            sub_episode_config(state, {CALL_OFFSET_KEY: calls, TOKENS_OFFSET_KEY: used}, forwarder),
             context=Context.read(
                 {**context.as_dict(), **SUBGOAL_TASK, "max_steps": max(budget, 1)}
             ),

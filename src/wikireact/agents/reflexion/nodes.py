@@ -19,6 +19,11 @@ A trial the recursion limit cut is no outcome: `trial` stops the run there (stat
 `recursion_limit`), nothing is judged or remembered, and a run with a larger limit
 continues inside that trial (`wikireact.episode.sub_episode`).
 
+The budgets (`max_model_calls`, `max_input_tokens`, `max_output_tokens`) count the whole
+run: a trial counts from the calls and tokens before it (its steps stop where the run
+reaches one), no self-check or reflection is asked for past one, and `record` then ends
+the run `budget_exhausted` with the reason.
+
 Model calls carry their index in the run (`wikireact_call_index`), counted by
 `model_calls`, so one scripted list drives a whole run and a model cache tells them apart.
 """
@@ -48,6 +53,7 @@ from wikireact.agents.reflexion.state import (
     TrialUsage,
 )
 from wikireact.context import Context, validate_question
+from wikireact.episode.budgets import exceeded, tokens_used
 from wikireact.episode.compiled import EpisodeGraph
 from wikireact.episode.recursion import has_room
 from wikireact.episode.resources import Resources
@@ -55,7 +61,7 @@ from wikireact.episode.stored_context import episode_context
 from wikireact.episode.sub_episode import COMPLETED, cut_update, sub_episode_config, was_cut
 from wikireact.errors import ContextExhaustedError
 from wikireact.evidence import answer_evidence
-from wikireact.models.call_metadata import CALL_OFFSET_KEY
+from wikireact.models.call_metadata import CALL_OFFSET_KEY, TOKENS_OFFSET_KEY
 from wikireact.nodes.model_call import call_model as model_call
 from wikireact.nodes.model_call import reply_text, reply_tokens
 from wikireact.nodes.window import exhausted, reopened
@@ -95,7 +101,7 @@ def trial(
     forwarder = StepForwarder(runtime.stream_writer, state.get("steps", 0), trial=number)
     out = episode.invoke(
         {"question": state["question"], "lessons": lessons},
-        sub_episode_config(state, {CALL_OFFSET_KEY: calls}, forwarder),
+        sub_episode_config(state, _offsets(state), forwarder),
         context=context,
     )
     if was_cut(out):  # the recursion limit or the window stopped it: not an outcome to judge
@@ -138,6 +144,8 @@ def evaluate(
     verdict, judged = judge_without_gold(attempt)
     if verdict != "accepted" or not settings.self_check or attempt["answer"] is None:
         return {"attempt": {**attempt, "verdict": verdict, "judged": judged}}
+    if spent(state, context):  # no call past a budget: the Finish stands unchecked
+        return {"attempt": {**attempt, "verdict": verdict, "judged": judged}}
     model = resources.chat_model(context)
     try:  # a prompt that cannot fit stops the run context_exhausted; a larger window checks
         messages = fitted_attempt_messages(
@@ -172,6 +180,8 @@ def reflect(
     """Ask the model for a short lesson from the failed trial (one call)."""
     context, _ = episode_context(state, runtime.context)
     attempt = state["attempt"]
+    if spent(state, context):  # no call past a budget: `record` ends the run
+        return {"attempt": {**attempt, "reflection": None}}
     model = resources.chat_model(context)
     try:  # a prompt that cannot fit stops the run context_exhausted; a larger window reflects
         messages = fitted_attempt_messages(
@@ -204,8 +214,12 @@ def record(state: ReflexionState, runtime: Runtime[Context]) -> dict[str, Any]:
         question = validate_question(state.get("question"))  # as `recall` read it
         keep_lesson(runtime.store, question, attempt, _run_key(get_config(), lesson))
     update: dict[str, Any] = {"trials": [attempt]}
-    if attempt["verdict"] in PASSED or attempt["number"] >= settings.max_trials:
+    passed = attempt["verdict"] in PASSED
+    reason = None if passed else spent(state, episode_context(state, runtime.context)[0])
+    if passed or attempt["number"] >= settings.max_trials or reason is not None:
         update |= {"answer": attempt["answer"], "status": attempt["status"]}
+        if reason is not None:  # a budget, counted over every trial and call, is reached
+            update |= {"status": "budget_exhausted", "stop_reason": reason}
         trajectory = state.get("trajectory") or []  # this trial's steps are the last ones
         first = len(trajectory) - len(attempt["trajectory"])
         question = str(state.get("question") or "")
@@ -213,6 +227,17 @@ def record(state: ReflexionState, runtime: Runtime[Context]) -> dict[str, Any]:
     elif not has_room(state.get("remaining_steps", SUPERSTEPS_PER_TRIAL + 1), SUPERSTEPS_PER_TRIAL):
         update["status"] = "recursion_limit"  # the next trial might not fit: a larger limit runs it
     return update
+
+
+def spent(state: ReflexionState, context: Context) -> str | None:
+    """Return which budget the run has reached, counting every trial and call so far, or None."""
+    return exceeded(state.get("usage") or [], context, state.get("model_calls", 0))
+
+
+def _offsets(state: ReflexionState) -> dict[str, Any]:
+    """Return the run metadata a trial counts its budgets from: the calls and tokens so far."""
+    tokens = tokens_used(state.get("usage") or [])
+    return {CALL_OFFSET_KEY: state.get("model_calls", 0), TOKENS_OFFSET_KEY: tokens}
 
 
 def call_model(
