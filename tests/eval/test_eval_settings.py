@@ -16,6 +16,7 @@ from wikireact.context import Context
 from wikireact.errors import DatasetError, EvalError
 from wikireact.eval.dataset import load_dataset
 from wikireact.eval.harness import SETTINGS
+from wikireact.models.scripted import ScriptOutput
 
 HOSTILE_ENV = {
     "WIKIREACT_OBSERVATION_CAP": "60",
@@ -306,3 +307,96 @@ def test_the_seed_goes_to_models_whose_client_takes_one_by_class_not_by_name() -
     assert per_call_sampling("groq:qwen/qwen3.6-27b", None) == {"seed": 0}
     assert per_call_sampling("local", None) == {"seed": 0}
     assert per_call_sampling("scripted:s.json", None) == {}
+
+
+PAPER_LIMITS = {
+    "max_steps": 7,
+    "context_tokens": 0,
+    "keep_observations": 3,
+    "max_model_calls": 0,
+    "max_input_tokens": 0,
+    "max_output_tokens": 0,
+}
+"""The paper's HotpotQA settings: 7 steps, no window set, no token or call budget."""
+
+
+def test_a_default_eval_records_the_papers_settings(
+    files: tuple[Path, Path], tmp_path: Path
+) -> None:
+    dataset, snapshot = files
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(EVAL_SCRIPT))
+    assert _cli_eval(dataset, snapshot, script, tmp_path / "o").exit_code == 0
+    settings = json.loads((tmp_path / "o" / "report.json").read_text())["settings"]
+    assert {name: settings[name] for name in PAPER_LIMITS} == PAPER_LIMITS
+
+
+def test_eval_takes_the_budgets_and_the_window_and_records_them(
+    files: tuple[Path, Path], tmp_path: Path
+) -> None:
+    dataset, snapshot = files
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(EVAL_SCRIPT))
+    given = {
+        "context_tokens": 100_000,
+        "max_model_calls": 2,
+        "max_input_tokens": 1_000_000,
+        "max_output_tokens": 1_000_000,
+    }
+    options = [
+        str(v) if i % 2 else f"--{k.replace('_', '-')}" for k, v in given.items() for i in (0, 1)
+    ]
+    result = _cli_eval(dataset, snapshot, script, tmp_path / "o", *options)
+    assert result.exit_code == 0, result.output
+    settings = json.loads((tmp_path / "o" / "report.json").read_text())["settings"]
+    assert {name: settings[name] for name in given} == given
+    for record in _records(tmp_path / "o"):
+        assert (record["status"], record["steps"], record["model_calls"]) == (
+            "budget_exhausted",
+            2,
+            2,
+        )
+
+
+@pytest.mark.parametrize("budget", [{"max_model_calls": 2}, {"max_output_tokens": 10}])
+def test_react_cot_sc_falls_back_when_a_budget_beside_the_steps_ends_react(
+    files: tuple[Path, Path], tmp_path: Path, budget: dict[str, int]
+) -> None:
+    dataset, snapshot = files
+    votes: list[ScriptOutput] = [
+        "Thought: a. So the answer is yes.",
+        "Thought: b. So the answer is yes.",
+        "Thought: c. So the answer is no.",
+    ]
+    loop: list[ScriptOutput] = [f"Thought: more.\nAction: Lookup[w{i}]" for i in range(7)]
+    report = snapshot_eval(
+        dataset,
+        snapshot,
+        tmp_path / "o",
+        SpyModel(outputs=[*votes, *loop[3:]]),
+        "react-cot-sc",
+        sc_samples=3,
+        **budget,
+    )
+    mean = report["metrics"]["mean"]
+    assert mean["budget_exhausted_rate"] == 1.0 and mean["switch_rate"] == 1.0
+    records = _records(tmp_path / "o")
+    assert all(r["answer"] == "yes" and r["steps"] < 7 for r in records)
+
+
+def test_a_run_recorded_before_the_window_and_budgets_resumes_with_their_defaults(
+    files: tuple[Path, Path], tmp_path: Path
+) -> None:
+    dataset, snapshot = files
+    out = tmp_path / "o"
+    snapshot_eval(dataset, snapshot, out, SpyModel(outputs=EVAL_SCRIPT))
+    older = json.loads((out / SETTINGS).read_text())
+    for name in PAPER_LIMITS.keys() - {"max_steps"}:
+        del older[name]  # settings.json as written before these settings existed
+    (out / SETTINGS).write_text(json.dumps(older))
+    resumed = snapshot_eval(dataset, snapshot, out, SpyModel(outputs=EVAL_SCRIPT), resume=True)
+    assert resumed["metrics"]["per_seed"]["0"]["questions"] == 4
+    with pytest.raises(EvalError, match="settings differ \\(max_model_calls: 0 then, 2 now"):
+        snapshot_eval(
+            dataset, snapshot, out, SpyModel(outputs=EVAL_SCRIPT), max_model_calls=2, resume=True
+        )

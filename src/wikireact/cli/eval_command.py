@@ -46,6 +46,28 @@ DbOpt = Annotated[
         help="postgresql:// URL: the run lives there and many workers may share it",
     ),
 ]
+
+
+def _eval_limit(flag: str, help: str) -> Any:
+    """Return an `eval run` option for a limit of `Context` (the environment is not read)."""
+    return typer.Option(flag, metavar="N", help=help)
+
+
+def _budget(what: str) -> str:
+    return f"{what} per episode; 0: no limit (the paper's setting)"
+
+
+ContextTokensOpt = Annotated[
+    int,
+    _eval_limit(
+        "--context-tokens",
+        "the model's context window in tokens, 0: its own; older observations are cleared "
+        "from prompts to fit it",
+    ),
+]
+MaxModelCallsOpt = Annotated[int, _eval_limit("--max-model-calls", _budget("model calls"))]
+MaxInputTokensOpt = Annotated[int, _eval_limit("--max-input-tokens", _budget("prompt tokens"))]
+MaxOutputTokensOpt = Annotated[int, _eval_limit("--max-output-tokens", _budget("reply tokens"))]
 RunOpt = Annotated[
     str | None,
     typer.Option(
@@ -171,6 +193,10 @@ def eval_command(
     max_steps: EvalStepsOpt = DEFAULT_MAX_STEPS,
     repetition_limit: RepetitionOpt = DEFAULT_REPETITION_LIMIT,
     observation_cap: ObservationCapOpt = DEFAULT_OBSERVATION_CAP,
+    context_tokens: ContextTokensOpt = 0,
+    max_model_calls: MaxModelCallsOpt = 0,
+    max_input_tokens: MaxInputTokensOpt = 0,
+    max_output_tokens: MaxOutputTokensOpt = 0,
     sc_samples: Annotated[int, typer.Option(help="CoT-SC samples (the paper: 21)")] = 21,
     prompts: Annotated[
         Path | None,
@@ -289,6 +315,10 @@ def eval_command(
             protocol=protocol,  # type: ignore[arg-type]
             task=task,  # type: ignore[arg-type]
             verify_finish=verify_finish,
+            context_tokens=context_tokens,
+            max_model_calls=max_model_calls,
+            max_input_tokens=max_input_tokens,
+            max_output_tokens=max_output_tokens,
         )
     except EvalError as exc:
         fail(cli_message(exc))

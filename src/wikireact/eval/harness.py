@@ -79,6 +79,15 @@ REPORT = "report.json"
 SETTINGS = "settings.json"
 RUN_ONLY = ("concurrency", "model_cache", "dataset", "prompts_file", "snapshot_source")
 """Recorded settings that cannot change a result: they may differ on `--resume`."""
+LIMITS_BEFORE = {
+    "context_tokens": 0,
+    "keep_observations": DEFAULT_KEEP_OBSERVATIONS,
+    "max_model_calls": 0,
+    "max_input_tokens": 0,
+    "max_output_tokens": 0,
+}
+"""What a run recorded before these settings existed ran with: the model's own window (never
+exceeded then), no budget beside the steps."""
 NEEDS: dict[str, tuple[Need, ...]] = {
     "react": ("react",),
     "act": ("act",),
@@ -276,6 +285,8 @@ def _prepare_out(out: Path, settings: dict[str, Any], resume: bool) -> None:
         previous.setdefault("task", "hotpotqa")  # runs recorded before FEVER were HotpotQA's
         previous.setdefault("order", "paper")  # and before --order, the paper's sample
         previous.setdefault("verify_finish", False)  # and before verify_finish, without it
+        for name, before in LIMITS_BEFORE.items():  # and before the window and budgets: none
+            previous.setdefault(name, before)
         changed = sorted(
             k
             for k in previous.keys() | settings.keys()
