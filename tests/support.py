@@ -396,6 +396,12 @@ def without_times(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{k: v for k, v in r.items() if k not in AUDIT_TIMES} for r in records]
 
 
+def untimed_result(stdout: str, **changes: Any) -> dict[str, Any]:
+    """Return a `--json` result without its steps' wall times, with `changes`, to compare runs."""
+    result = json.loads(stdout)
+    return {**result, "trajectory": without_times(result.get("trajectory", [])), **changes}
+
+
 METRIC_TIMES = (
     "latency_mean_s",
     "latency_p95_s",

@@ -14,6 +14,7 @@ from wikireact.cli.app import app
 from wikireact.models import registry
 
 runner = CliRunner()
+REWOO_PLAN = "Plan: Derrickson.\n#E1 = Search[Scott Derrickson]\nPlan: Wood.\n#E2 = Search[Ed Wood]"
 PROMPT_CHARS = 3950
 """The fake Groq refuses a prompt longer than this (the third step's, sent whole)."""
 
@@ -111,3 +112,21 @@ def test_a_model_call_budget_ends_the_episode_with_its_reason_and_raising_it_con
     resumed = runner.invoke(app, ["resume", "b", "--db", db, "--max-model-calls", "10", "--json"])
     assert resumed.exit_code == 0, resumed.output
     assert json.loads(resumed.stdout)["answer"] == "yes"
+
+
+@pytest.mark.parametrize("agent", ["react", "rewoo"])
+def test_json_trajectory_steps_carry_their_model_and_wikipedia_wall_times(
+    tmp_path: Path, snapshot_db: Path, agent: str
+) -> None:
+    db = str(tmp_path / "threads.db")
+    outputs = GOOD_RUN if agent == "react" else [REWOO_PLAN, "Thought: same.\nFinish[yes]"]
+    args = [*ask_args(snapshot_db, tmp_path, outputs), "--agent", agent, "--db", db, "--json"]
+    asked = runner.invoke(app, [*args, "--thread-id", "w"])
+    assert asked.exit_code == 0, asked.output
+    trajectory = json.loads(asked.stdout)["trajectory"]
+    shown = runner.invoke(app, ["history", "w", "--db", db, "--json"])
+    audit = json.loads(shown.stdout)["steps"]
+    assert len(trajectory) == len(audit) > 1
+    for step, record in zip(trajectory, audit, strict=True):
+        assert step["model_seconds"] == record["model_seconds"] >= 0
+        assert step["wiki_seconds"] == record["wiki_seconds"] >= 0

@@ -19,7 +19,15 @@ from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.messages import BaseMessage
 from langchain_core.outputs import ChatResult
 from pydantic import Field
-from support import EVAL_DATA, EVAL_SCRIPT, GOOD_RUN, eval_config, flat, write_script
+from support import (
+    EVAL_DATA,
+    EVAL_SCRIPT,
+    GOOD_RUN,
+    eval_config,
+    flat,
+    untimed_result,
+    write_script,
+)
 from typer.testing import CliRunner
 
 from wikireact import ScriptedChatModel
@@ -116,7 +124,8 @@ def test_ask_cannot_run_an_eval_thread_during_or_after_the_eval(
         for line in (out / "trajectories.jsonl").read_text().splitlines()
         if json.loads(line)["id"] == "q1"
     )
-    assert json.loads(resumed.stdout.strip().splitlines()[-1])["trajectory"] == record["trajectory"]
+    shown = untimed_result(resumed.stdout.strip().splitlines()[-1])
+    assert shown["trajectory"] == record["trajectory"]
 
 
 def test_ask_refuses_another_question_on_a_thread_an_older_eval_left_unregistered(

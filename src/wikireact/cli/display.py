@@ -15,6 +15,7 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
+from wikireact.episode.audit import timed_trajectory
 from wikireact.evidence.excerpt import excerpt, source_label
 
 STATUS_STYLE = {
@@ -206,7 +207,7 @@ def result_json(result: dict[str, Any], thread_id: str) -> str:
             "answer": result.get("answer"),
             "status": result.get("status", "running"),
             "steps": result.get("steps", 0),
-            "trajectory": result.get("trajectory", []),
+            "trajectory": timed_trajectory(result.get("trajectory", []), result.get("audit", [])),
             "usage": result.get("usage", []),
             "model_calls": model_calls(result),
             "citations": result.get("citations", []),

@@ -11,6 +11,7 @@ uninterrupted run's (times aside).
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -83,6 +84,26 @@ def signed(decision: Any, reviewer: str | None) -> Any:
     if decision is False:
         return {"approve": False, "by": reviewer}
     return decision
+
+
+def timed_trajectory(
+    trajectory: Sequence[Mapping[str, Any]], audit: Sequence[Mapping[str, Any]]
+) -> list[dict[str, Any]]:
+    """Return the steps with the wall time of each one's model and Wikipedia call.
+
+    The times are read from the steps' audit records (one per step, in order), not stored in
+    the steps twice; steps without a matching record are returned as they are.
+    """
+    if len(audit) != len(trajectory):
+        return [dict(step) for step in trajectory]
+    return [
+        {
+            **step,
+            "model_seconds": record.get("model_seconds", 0.0),
+            "wiki_seconds": record.get("wiki_seconds", 0.0),
+        }
+        for step, record in zip(trajectory, audit, strict=True)
+    ]
 
 
 def history_json(
