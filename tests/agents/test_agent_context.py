@@ -229,3 +229,24 @@ def test_reflexion_reflection_the_model_refuses_ends_context_exhausted_and_resum
     again = graph.invoke(None, thread(), context={"context_tokens": 100_000})
     assert again["answer"] == "yes" and again["trials"][0]["reflection"] == LESSON
     assert len(model.calls) == 11  # only the reflection ran again
+
+
+def test_lats_expansion_prompt_and_its_request_fit_the_window_together() -> None:
+    from lats_scripts import SECOND_BRANCH
+
+    from wikireact.agents.lats.graph import build_graph as lats_graph
+
+    def search(model: SpyModel, context: Context) -> dict[str, Any]:
+        graph = lats_graph(InMemorySaver(), model=model, wiki=MemorySource(PAGES))
+        inputs = {"question": QUESTION, "gold_answer": "yes", "candidates": 2}
+        return dict(graph.invoke(inputs, thread(), context=context))
+
+    whole = SpyModel(outputs=SECOND_BRANCH, max_tokens=REPLY)
+    search(whole, Context())
+    model = SpyModel(outputs=SECOND_BRANCH, max_tokens=REPLY)
+    out = search(model, Context(context_tokens=400))
+    assert out["answer"] == "yes" and max(_tokens(model)) <= 400 - REPLY < _tokens(whole)[3]
+    expansion = model.texts[3]
+    assert expansion[-1].startswith("Propose 2 different candidates for step 2")
+    assert expansion.count(f"Question: {QUESTION}") == 1
+    assert "".join(expansion).count("Question:") < "".join(whole.texts[3]).count("Question:")

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
@@ -58,7 +60,7 @@ def reason(
     tools = context.protocol == "tools"
     runnable = bind_protocol_tools(model, context.task) if tools else model
     try:
-        fitted = _fitted_prompt(state, context, resources, model)
+        fitted = fitted_step_prompt(state, context, resources, model)
         started = time.monotonic()
         reply = call_model(
             runnable,
@@ -90,12 +92,17 @@ def reason(
     }
 
 
-def _fitted_prompt(
-    state: State, context: Context, resources: Resources, model: BaseChatModel
+def fitted_step_prompt(
+    state: State,
+    context: Context,
+    resources: Resources,
+    model: BaseChatModel,
+    after: Sequence[BaseMessage] = (),
 ) -> Fitted:
     """Return the step's prompt fitted to the model's context window (`wikireact.prompting.fitting`).
 
-    Raises `ContextExhaustedError` when even the smallest prompt does not fit.
+    `after`: turns the caller sends after the prompt (LATS's request for candidates): counted in
+    the fit, not returned. Raises `ContextExhaustedError` when even the smallest prompt does not fit.
     """
     question = validate_question(state.get("question"))
     history = state.get("trajectory") or []
@@ -111,12 +118,12 @@ def _fitted_prompt(
         if tools:
             return build_tool_messages(
                 question, shown, context.method, kept_exemplars, context.task, kept_lessons
-            )
+            ) + list(after)
         return build_prompt(
             variant, question, shown, context.method, kept_exemplars, context.task, kept_lessons
-        )
+        ) + list(after)
 
-    return fit_prompt(
+    fitted = fit_prompt(
         build,
         context_budget(model, context.model, context.context_tokens),
         items=len(clearable_steps(history)),
@@ -124,6 +131,7 @@ def _fitted_prompt(
         steps=len(history),
         keep_latest=context.keep_observations,
     )
+    return replace(fitted, messages=fitted.messages[: len(fitted.messages) - len(after)])
 
 
 def _call_offset(config: RunnableConfig) -> int:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import BaseMessage
 
 from wikireact.agents.lats.backprop import blank_stats
 from wikireact.agents.lats.prompts import value_messages
@@ -23,10 +24,13 @@ from wikireact.agents.reflexion.evaluator import (
     judge_without_gold,
     read_check,
 )
+from wikireact.agents.reflexion.fitting import fitted_attempt_messages
 from wikireact.agents.reflexion.prompts import check_messages
 from wikireact.agents.reflexion.state import PASSED, Trial
 from wikireact.context import Context
 from wikireact.nodes.model_call import call_model, reply_text, reply_tokens
+from wikireact.nodes.window import fit_to_window
+from wikireact.prompting.fitting import Plan, clearable_steps, fitted_history
 from wikireact.state import Step
 
 Tokens = tuple[int, int]
@@ -56,7 +60,9 @@ def judge_terminal(
         verdict, judged = judge_without_gold(trial)
         answer = node["update"].get("answer")
         if needs_check(node, settings) and answer is not None:
-            messages = check_messages(question, steps, answer, context.method)
+            messages = fitted_attempt_messages(
+                check_messages, question, steps, answer, context, model
+            )
             reply = call_model(
                 model, messages, index=index, failure="the model did not answer the self-check"
             )
@@ -78,12 +84,39 @@ def value_of(
     index: int,
 ) -> tuple[NodeStats, Tokens]:
     """Ask the value prompt about the branch `steps`; return the node's record and the call's tokens."""
-    messages = value_messages(question, steps, reflections, context)
-    reply = call_model(model, messages, index=index, failure="the model did not value a step")
+    reply = call_model(
+        model,
+        _fitted_value_messages(question, steps, reflections, context, model),
+        index=index,
+        failure="the model did not value a step",
+    )
     value = read_value(reply_text(reply))
     record = blank_stats(value.value)
     record["score"], record["valued"] = value.score, value.valued
     return record, reply_tokens(reply)
+
+
+def _fitted_value_messages(
+    question: str,
+    steps: Sequence[Step],
+    reflections: Sequence[str],
+    context: Context,
+    model: BaseChatModel,
+) -> list[BaseMessage]:
+    """Return the value prompt fitted to the model's window (`wikireact.prompting.fitting`).
+
+    The branch's oldest observations are cleared first, then the oldest reflections left out,
+    then the oldest steps.
+    """
+
+    def build(plan: Plan) -> list[BaseMessage]:
+        shown = fitted_history(steps, plan)
+        return value_messages(question, shown, reflections[plan.trimmed :], context)
+
+    items, extras = len(clearable_steps(steps)), len(reflections)
+    return fit_to_window(
+        build, model, context, items=items, extras=extras, steps=len(steps)
+    ).messages
 
 
 def _as_trial(node: TreeNode) -> Trial:

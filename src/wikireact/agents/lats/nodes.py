@@ -18,6 +18,7 @@ from wikireact.agents.lats.backprop import backpropagate, blank_stats, iteration
 from wikireact.agents.lats.candidate import run_candidate, text_context
 from wikireact.agents.lats.evaluation import judge_terminal, value_of
 from wikireact.agents.lats.expansion import propose, samples
+from wikireact.agents.lats.prompts import expansion_request
 from wikireact.agents.lats.reflection import write_lesson
 from wikireact.agents.lats.settings import search_settings, supersteps_per_iteration
 from wikireact.agents.lats.state import (
@@ -35,8 +36,8 @@ from wikireact.context import Context
 from wikireact.episode.resources import Resources
 from wikireact.episode.stored_context import episode_context
 from wikireact.evidence import answer_evidence
-from wikireact.models.variants import prompt_variant
-from wikireact.prompting.variants import build_prompt
+from wikireact.nodes.reason import fitted_step_prompt
+from wikireact.state import State
 
 
 def select(state: LatsState, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -78,23 +79,20 @@ def expand(state: LatsState, runtime: Runtime[Context], resources: Resources) ->
     leaf = state["selected"]
     parent = _react_state(state, context, leaf)
     model = resources.chat_model(context)
-    messages = build_prompt(
-        prompt_variant(model),
-        state["question"],
-        parent["trajectory"],
-        context.method,
-        resources.exemplars,
-        context.task,
-        state.get("reflections") or None,
-    )
+    number, sampled = parent["steps"] + 1, samples(model, context)
+    branch = {**parent, "lessons": state.get("reflections") or []}
+    request = [] if sampled else [expansion_request(settings.candidates, number)]
+    messages = fitted_step_prompt(  # ReAct's prompt for the leaf, fitted with the request
+        cast(State, branch), text_context(context), resources, model, after=request
+    ).messages
     calls = state.get("model_calls", 0)
     proposal = propose(
         model,
         messages,
         n=settings.candidates,
-        number=parent["steps"] + 1,
+        number=number,
         index=calls,
-        sampled=samples(model, context),
+        sampled=sampled,
         temperature=settings.temperature,
     )
     return {

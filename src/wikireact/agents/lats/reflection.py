@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from langchain_core.language_models import BaseChatModel
 
+from wikireact.agents.reflexion.fitting import fitted_attempt_messages
 from wikireact.agents.reflexion.prompts import reflection_messages
 from wikireact.context import Context
 from wikireact.nodes.model_call import call_model, reply_text, reply_tokens
@@ -28,7 +29,9 @@ def write_lesson(
     index: int,
 ) -> tuple[str | None, tuple[int, int]]:
     """Return the lesson of a failed branch (None for an empty reply) and the call's tokens."""
-    messages = reflection_messages(question, steps, outcome, context.method)
+    messages = fitted_attempt_messages(
+        reflection_messages, question, steps, outcome, context, model
+    )
     reply = call_model(model, messages, index=index, failure="the model did not write a reflection")
     lesson = " ".join(reply_text(reply).removeprefix("Lesson:").split())[:LESSON_CHARS]
     return lesson or None, reply_tokens(reply)
