@@ -130,3 +130,15 @@ def test_json_trajectory_steps_carry_their_model_and_wikipedia_wall_times(
     for step, record in zip(trajectory, audit, strict=True):
         assert step["model_seconds"] == record["model_seconds"] >= 0
         assert step["wiki_seconds"] == record["wiki_seconds"] >= 0
+
+
+def test_step_wall_times_are_derived_from_an_audit_record_that_keeps_only_its_times() -> None:
+    from wikireact.episode.audit import timed_trajectory
+
+    step = {"kind": "executed", "action": "Search[Ed Wood]"}
+    slim = {"model_seconds": 0.5, "started_at": "2026-12-02T03:00:00.000Z"}
+    slim["ended_at"] = "2026-12-02T03:00:01.250Z"
+    assert timed_trajectory([step], [slim]) == [
+        {**step, "model_seconds": 0.5, "wiki_seconds": 1.25}
+    ]
+    assert timed_trajectory([step], []) == [step]  # no records: the steps as they are

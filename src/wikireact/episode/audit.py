@@ -92,7 +92,8 @@ def timed_trajectory(
     """Return the steps with the wall time of each one's model and Wikipedia call.
 
     The times are read from the steps' audit records (one per step, in order), not stored in
-    the steps twice; steps without a matching record are returned as they are.
+    the steps twice (a record without `wiki_seconds` gives it from its start and end times);
+    steps without a matching record are returned as they are.
     """
     if len(audit) != len(trajectory):
         return [dict(step) for step in trajectory]
@@ -100,7 +101,9 @@ def timed_trajectory(
         {
             **step,
             "model_seconds": record.get("model_seconds", 0.0),
-            "wiki_seconds": record.get("wiki_seconds", 0.0),
+            "wiki_seconds": record.get(
+                "wiki_seconds", seconds_between(record.get("started_at"), record.get("ended_at"))
+            ),
         }
         for step, record in zip(trajectory, audit, strict=True)
     ]
