@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import fields
 from pathlib import Path
+from typing import Any
 
 import pytest
 from support import EVAL_SCRIPT, SpyModel, eval_args, snapshot_eval
@@ -360,7 +361,7 @@ def test_eval_takes_the_budgets_and_the_window_and_records_them(
 
 @pytest.mark.parametrize("budget", [{"max_model_calls": 2}, {"max_output_tokens": 10}])
 def test_react_cot_sc_falls_back_when_a_budget_beside_the_steps_ends_react(
-    files: tuple[Path, Path], tmp_path: Path, budget: dict[str, int]
+    files: tuple[Path, Path], tmp_path: Path, budget: dict[str, Any]
 ) -> None:
     dataset, snapshot = files
     votes: list[ScriptOutput] = [
