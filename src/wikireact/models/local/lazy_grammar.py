@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ctypes
 import math
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -48,7 +49,7 @@ class LazyGrammar:
         """Return `scores` with every token but the chosen one at minus infinity."""
         if self._seen is not None:
             for token in input_ids[self._seen :]:
-                self._llama_cpp.llama_sampler_accept(self._sampler, int(token))
+                self._accept(int(token))
         self._seen = len(input_ids)
         best = int(np.argmax(scores))
         if self._allows(best, float(scores[best])):
@@ -64,6 +65,10 @@ class LazyGrammar:
             self._llama_cpp.llama_sampler_free(self._sampler)
             self._sampler = None
 
+    def _accept(self, token: int) -> None:
+        """Feed the grammar a token the decoding chose."""
+        self._llama_cpp.llama_sampler_accept(self._sampler, token)
+
     def _allows(self, token: int, logit: float) -> bool:
         """Whether the grammar allows `token` next."""
         self._one[0] = self._llama_cpp.llama_token_data(token, logit, 0.0)
@@ -77,6 +82,17 @@ class LazyGrammar:
         only then at the whole vocabulary: the best allowed token among the most likely
         ones is the best allowed token of all.
         """
+        for ids, logits in self._shortlists(scores):
+            if np.isfinite(logits).any():
+                return int(ids[int(np.argmax(logits))])
+        raise RuntimeError(
+            "the grammar allows no token"
+        )  # llama.cpp ends a complete grammar with EOS
+
+    def _shortlists(
+        self, scores: npt.NDArray[np.single]
+    ) -> Iterator[tuple[npt.NDArray[np.intc], npt.NDArray[np.single]]]:
+        """Yield the shortlists' token ids and their logits under the grammar (-inf: refused)."""
         for size in (*(k for k in _SHORTLISTS if k < self._n_vocab), self._n_vocab):
             if size < self._n_vocab:
                 ids = np.argpartition(-scores, size - 1)[:size].astype(np.intc)
@@ -86,11 +102,7 @@ class LazyGrammar:
             view = np.ctypeslib.as_array(data)
             view["id"], view["logit"] = ids, scores[ids]
             self._apply(data, size)
-            if np.isfinite(view["logit"]).any():
-                return int(ids[int(np.argmax(view["logit"]))])
-        raise RuntimeError(
-            "the grammar allows no token"
-        )  # llama.cpp ends a complete grammar with EOS
+            yield ids, view["logit"]
 
     def _apply(self, data: Any, size: int) -> None:
         """Run the grammar sampler over `size` candidates in `data`."""

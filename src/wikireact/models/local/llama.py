@@ -28,7 +28,7 @@ import threading
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
@@ -42,6 +42,9 @@ from wikireact.errors import GgufError, ModelConfigurationError
 from wikireact.models.local.gguf import GgufInfo, file_sha256, read_gguf
 from wikireact.models.local.step_form import is_step_prompt, step_form, wants_thought
 from wikireact.models.variants import EMBEDDED_MODEL_VARIANT, local_variant
+
+if TYPE_CHECKING:
+    from wikireact.models.local.title_constraint import TitleCheck
 
 CONTEXT_TOKENS = 8192
 LOCAL_MAX_TOKENS = 160
@@ -205,8 +208,10 @@ class LlamaCppChatModel(BaseChatModel):
             if not self.grammar or not is_step_prompt(turns):  # CoT, direct answers: free
                 text, output_tokens = _decode(client, encoded, None, budget, sampling)
             elif not wants_thought(turns):
-                grammar = _grammar(part="step", **self._step_form(turns))
-                text, output_tokens = _decode(client, encoded, grammar, budget, sampling)
+                form = self._step_form(turns)
+                titles = _title_check(client, kwargs.get("known_titles"), form)
+                grammar = _grammar(part="step", **form)
+                text, output_tokens = _decode(client, encoded, grammar, budget, sampling, titles)
             else:  # the thought first: the action's grammar depends on what it says
                 form = self._step_form(turns)
                 grammar = _grammar(part="thought", **form)
@@ -219,6 +224,7 @@ class LlamaCppChatModel(BaseChatModel):
                         grammar,
                         budget - output_tokens,
                         sampling,
+                        _title_check(client, kwargs.get("known_titles"), form),
                     )
                     text, output_tokens = text + action, output_tokens + more
             prompt_tokens = _token_count(client, encoded)
@@ -299,21 +305,32 @@ def _grammar(**form: Any) -> str:
     return step_grammar(**form)
 
 
+def _title_check(client: Any, snapshot: str | None, form: dict[str, Any]) -> TitleCheck | None:
+    """Return the check that a Search spells a title of the snapshot file `snapshot` (None: none)."""
+    if not snapshot:
+        return None
+    from wikireact.models.local.title_constraint import title_check  # numpy: the offline extra
+
+    return title_check(client, snapshot, form)
+
+
 def _decode(
     client: Any,
     prompt: str | list[int],
     grammar: str | None,
     max_tokens: int,
     sampling: dict[str, Any],
+    titles: TitleCheck | None = None,
 ) -> tuple[str, int]:
     """Continue `prompt` (greedy unless `sampling` says otherwise); return the text and its tokens.
 
     Decoding stops at the first complete action: a step is one action (tiny models ramble on).
     Each piece of text also goes to the current `_TEXT_SINK`, if any, as it is written.
+    With `titles`, greedy decoding also spells only titles in `Search[...]`.
     """
     text, tokens = "", 0
     sink = _TEXT_SINK.get()
-    constraint = _constraint(client, grammar, float(sampling["temperature"]))
+    constraint = _constraint(client, grammar, float(sampling["temperature"]), titles)
     try:
         chunks = client.create_completion(
             prompt=prompt, max_tokens=max_tokens, stream=True, **constraint, **sampling
@@ -333,20 +350,29 @@ def _decode(
     return text, tokens
 
 
-def _constraint(client: Any, grammar: str | None, temperature: float) -> dict[str, Any]:
+def _constraint(
+    client: Any, grammar: str | None, temperature: float, titles: TitleCheck | None = None
+) -> dict[str, Any]:
     """Return `create_completion`'s arguments that keep decoding within `grammar`.
 
-    Greedy decoding checks the preferred token first (`wikireact.models.local.lazy_grammar`); sampling
-    hands the grammar to llama-cpp-python, which filters the whole vocabulary every token.
+    Greedy decoding checks the preferred token first (`wikireact.models.local.lazy_grammar`),
+    against `titles` too (`wikireact.models.local.title_constraint`); sampling hands the
+    grammar alone to llama-cpp-python, which filters the whole vocabulary every token.
     """
     if grammar is None:
         return {}
     from llama_cpp import LlamaGrammar, LogitsProcessorList
 
     from wikireact.models.local.lazy_grammar import LazyGrammar  # numpy: the offline extra
+    from wikireact.models.local.title_constraint import TitleGrammar
 
     if temperature == 0:
-        return {"logits_processor": LogitsProcessorList([LazyGrammar(client, grammar)])}
+        lazy = (
+            LazyGrammar(client, grammar)
+            if titles is None
+            else TitleGrammar(client, grammar, titles)
+        )
+        return {"logits_processor": LogitsProcessorList([lazy])}
     return {"grammar": LlamaGrammar.from_string(grammar, verbose=False)}
 
 

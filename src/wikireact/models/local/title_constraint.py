@@ -1,0 +1,162 @@
+"""Search only titles the snapshot holds: the step grammar plus a title check, token by token.
+
+Gemma 3 270M searches titles a snapshot does not hold ("Could not find ...") and cannot
+use the `Similar:` list the miss shows. Over a snapshot, a local model's `Search[...]`
+argument is therefore decoded so that it always spells the start of a title the snapshot
+holds, case and punctuation as stored, and `]` may close it only where a title ends.
+
+The check is lazy, like the grammar's (`wikireact.models.local.lazy_grammar`): the token the
+model prefers is checked first, its text against the titles (`wikireact.wiki.title_index`),
+never a grammar alternation of a million titles. Only when the grammar or the titles refuse
+it are the most likely tokens searched, preferring those that continue one of the latest
+miss's `Similar:` titles, then those that continue any title. The step grammar's own guard
+rails still hold (a Search may not start like a title searched already, unless suggested):
+a title that starts so is not reachable either, so the two never disagree into a dead end.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import re
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from wikireact.models.local.lazy_grammar import LazyGrammar
+from wikireact.wiki.title_index import TitleIndex, minimal, title_index
+
+_OPEN_SEARCH = re.compile(rb"Search\[([^\]\n]*)$")
+"""A Search whose argument is still being written, at the end of the text."""
+SUGGESTED, ANY_TITLE = 0, 1
+"""How a token continues the Search argument: along a `Similar:` title, or along another title."""
+
+
+class TitleCheck:
+    """Which tokens keep the Search argument being written the start of a reachable title.
+
+    `piece` gives a token's text as UTF-8 bytes. Outside a Search argument every token is
+    fine. A title is reachable if it is one of `suggested`, or starts with none of
+    `refused` (in any case).
+    """
+
+    def __init__(
+        self,
+        titles: TitleIndex,
+        piece: Callable[[int], bytes],
+        *,
+        refused: Sequence[str] = (),
+        suggested: Sequence[str] = (),
+    ) -> None:
+        """Check against `titles`; `piece(token) -> bytes` is the token's text."""
+        self._titles, self._piece = titles, piece
+        self._refused = minimal(refused)
+        self._suggested = tuple(t.encode() for t in suggested if t.strip())
+        self._text = b""
+        self._argument: bytes | None = None
+        self.usable = bool(self._suggested) or titles.reaches(b"", self._refused)
+        """Whether any title is reachable at all (else the check is not applied)."""
+
+    def follow(self, token: int) -> None:
+        """Take the next token the decoding chose."""
+        self._text += self._piece(token)
+        found = _OPEN_SEARCH.search(self._text[-2 * 1024 :])
+        self._argument = found.group(1) if found else None
+
+    def rank(self, token: int) -> int | None:
+        """`SUGGESTED`, `ANY_TITLE`, or None when `token` leads to no reachable title."""
+        if self._argument is None:
+            return SUGGESTED
+        text = self._piece(token)
+        end = text.find(b"]")
+        if end == -1:
+            return self._reaching(self._argument + text)
+        return self._ending(self._argument + text[:end])
+
+    def _reaching(self, prefix: bytes) -> int | None:
+        if any(title.startswith(prefix) for title in self._suggested):
+            return SUGGESTED
+        return ANY_TITLE if self._titles.reaches(prefix, self._refused) else None
+
+    def _ending(self, title: bytes) -> int | None:
+        if title in self._suggested:
+            return SUGGESTED
+        return ANY_TITLE if self._titles.is_title(title, self._refused) else None
+
+
+class TitleGrammar(LazyGrammar):
+    """`LazyGrammar` whose chosen token must also pass a `TitleCheck`."""
+
+    def __init__(self, client: Any, grammar: str, check: TitleCheck) -> None:
+        """Decode under `grammar` (GBNF) and `check`."""
+        super().__init__(client, grammar)
+        self._check = check
+
+    def _accept(self, token: int) -> None:
+        super()._accept(token)
+        self._check.follow(token)
+
+    def _allows(self, token: int, logit: float) -> bool:
+        return self._check.rank(token) is not None and super()._allows(token, logit)
+
+    def _best_allowed(self, scores: npt.NDArray[np.single]) -> int:
+        """Return the most likely token both allow, along a suggested title if one is short-listed.
+
+        Over the whole vocabulary (nothing short-listed passed) the first token by
+        likelihood that passes both is taken.
+        """
+        for ids, logits in self._shortlists(scores):
+            finite = np.flatnonzero(np.isfinite(logits))
+            best: int | None = None
+            for at in finite[np.argsort(-logits[finite], kind="stable")]:
+                rank = self._check.rank(int(ids[at]))
+                if rank == SUGGESTED:
+                    return int(ids[at])
+                if rank is not None and best is None:
+                    best = int(ids[at])
+                    if len(ids) == self._n_vocab:
+                        return best
+            if best is not None:
+                return best
+        raise RuntimeError("the grammar and the snapshot's titles allow no token")
+
+
+def title_check(client: Any, snapshot: str | None, form: Mapping[str, Any]) -> TitleCheck | None:
+    """Return the title check of one step over the snapshot file `snapshot` (None: no check).
+
+    `form` is the step grammar's (`wikireact.models.local.step_form`): its refused and
+    suggested searches. The snapshot's index is built at its first use and shared.
+    """
+    if not snapshot:
+        return None
+    check = TitleCheck(
+        title_index(Path(snapshot)),
+        token_pieces(client),
+        refused=tuple(form.get("not_searches", ())),
+        suggested=tuple(form.get("suggested_searches", ())),
+    )
+    return check if check.usable else None
+
+
+@functools.lru_cache(maxsize=4)
+def token_pieces(client: Any) -> Callable[[int], bytes]:
+    """Return `piece(token) -> bytes`: a token's text as llama.cpp writes it (no special text)."""
+    import llama_cpp
+
+    vocab = client._model.vocab
+    known: dict[int, bytes] = {}
+
+    def piece(token: int) -> bytes:
+        if token not in known:
+            buffer = ctypes.create_string_buffer(64)
+            size = llama_cpp.llama_token_to_piece(vocab, token, buffer, len(buffer), 0, False)
+            if size < 0:  # a longer piece: -size is its length
+                buffer = ctypes.create_string_buffer(-size)
+                size = llama_cpp.llama_token_to_piece(vocab, token, buffer, -size, 0, False)
+            known[token] = buffer.raw[: max(size, 0)]
+        return known[token]
+
+    return piece
