@@ -231,6 +231,18 @@ class Context:
             "Off in eval for the paper's methods. Env: WIKIREACT_VERIFY_FINISH (default on).",
         },
     )
+    known_titles: bool = field(
+        default_factory=lambda: read_flag(
+            "WIKIREACT_KNOWN_TITLES", os.environ.get("WIKIREACT_KNOWN_TITLES", "") or "on"
+        ),
+        metadata={
+            "json_schema_extra": _shows_default("known_titles"),
+            "description": "A local model over a snapshot searches only titles the snapshot "
+            "holds: its Search is decoded under them (the latest miss's Similar: titles "
+            "first). No effect on live Wikipedia or a provider's model. "
+            "Env: WIKIREACT_KNOWN_TITLES (default on).",
+        },
+    )
     method: Literal["react", "act"] = field(
         default="react",
         metadata={
@@ -293,6 +305,7 @@ class Context:
             setattr(self, name, read_int(name, getattr(self, name)))
         self.approve = read_flag("approve", self.approve)
         self.verify_finish = read_flag("verify_finish", self.verify_finish)
+        self.known_titles = read_flag("known_titles", self.known_titles)
 
     @property
     def given(self) -> frozenset[str]:

@@ -63,6 +63,7 @@ def settle(stored: Mapping[str, Any] | None, context: object) -> Context:
         return Context.read(context)
     kept = {name: stored[name] for name in FIELD_NAMES if name in stored}
     kept.setdefault("verify_finish", False)  # episodes begun before it ran without it
+    kept.setdefault("known_titles", False)  # and before known_titles, without that
     requested = Context.read(context) if context is not None else None
     changes = {name: getattr(requested, name) for name in requested.given} if requested else {}
     for name in sorted(FIXED & changes.keys() & kept.keys()):

@@ -62,6 +62,7 @@ from wikireact.eval.metrics import summarize
 from wikireact.eval.turns import TurnFreeSource, Turns
 from wikireact.eval.workers import DaemonPool
 from wikireact.models.cache import CachedChatModel
+from wikireact.models.local.known_titles import applies
 from wikireact.models.registry import MAX_OUTPUT_TOKENS, is_local
 from wikireact.models.sampling import per_call_sampling
 from wikireact.models.stack import close_stack, model_stack
@@ -131,6 +132,9 @@ class EvalConfig:
     """Which questions `limit` takes: the paper's seeded sample, or the file's first ones."""
     verify_finish: bool = False
     """Send an unseen answer back once (`Context.verify_finish`); off: the paper's protocol."""
+    known_titles: bool = True
+    """A local model over a snapshot searches only its titles (`Context.known_titles`);
+    recorded as it applies: off for live Wikipedia and a provider's model."""
     context_tokens: int = 0
     """The model's context window (0: its own); older observations are cleared to fit it."""
     keep_observations: int = DEFAULT_KEEP_OBSERVATIONS
@@ -181,6 +185,7 @@ class EvalConfig:
             "protocol": self.protocol,
             "task": self.task,
             "verify_finish": self.verify_finish,
+            "known_titles": self.known_titles and applies(self.model, self.wiki),
         }
         unset = sorted({f.name for f in fields(Context)} - values.keys())
         if unset:  # a new Context field must be decided here, not read from the environment
@@ -287,6 +292,7 @@ def _prepare_out(out: Path, settings: dict[str, Any], resume: bool) -> None:
         previous.setdefault("verify_finish", False)  # and before verify_finish, without it
         for name, before in LIMITS_BEFORE.items():  # and before the window and budgets: none
             previous.setdefault(name, before)
+        previous.setdefault("known_titles", False)  # and before known_titles, without it
         changed = sorted(
             k
             for k in previous.keys() | settings.keys()

@@ -18,6 +18,7 @@ from wikireact.episode.stored_context import episode_context
 from wikireact.errors import ContextExhaustedError, ModelCallError
 from wikireact.models.call_metadata import CALL_OFFSET_KEY
 from wikireact.models.context_window import context_budget
+from wikireact.models.local.known_titles import with_known_titles
 from wikireact.models.variants import prompt_variant
 from wikireact.nodes.model_call import call_model, reply_text, reply_tokens
 from wikireact.prompting.fitting import Fitted, Plan, clearable_steps, fit_prompt, fitted_history
@@ -58,7 +59,11 @@ def reason(
     history = state.get("trajectory") or []
     model = resources.chat_model(context)
     tools = context.protocol == "tools"
-    runnable = bind_protocol_tools(model, context.task) if tools else model
+    runnable = (
+        bind_protocol_tools(model, context.task)
+        if tools
+        else with_known_titles(model, context, lambda: resources.wiki_source(context))
+    )
     try:
         fitted = fitted_step_prompt(state, context, resources, model)
         started = time.monotonic()

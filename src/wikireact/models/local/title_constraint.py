@@ -71,6 +71,8 @@ class TitleCheck:
         if self._argument is None:
             return SUGGESTED
         text = self._piece(token)
+        if not text:
+            return None  # a control token, or one the grammar reads as other text
         end = text.find(b"]")
         if end == -1:
             return self._reaching(self._argument + text)
@@ -143,7 +145,7 @@ def title_check(client: Any, snapshot: str | None, form: Mapping[str, Any]) -> T
 
 @functools.lru_cache(maxsize=4)
 def token_pieces(client: Any) -> Callable[[int], bytes]:
-    """Return `piece(token) -> bytes`: a token's text as llama.cpp writes it (no special text)."""
+    """Return `piece(token) -> bytes`: a token's text as llama.cpp's grammar reads it."""
     import llama_cpp
 
     vocab = client._model.vocab
@@ -152,10 +154,10 @@ def token_pieces(client: Any) -> Callable[[int], bytes]:
     def piece(token: int) -> bytes:
         if token not in known:
             buffer = ctypes.create_string_buffer(64)
-            size = llama_cpp.llama_token_to_piece(vocab, token, buffer, len(buffer), 0, False)
+            size = llama_cpp.llama_token_to_piece(vocab, token, buffer, len(buffer), 0, True)
             if size < 0:  # a longer piece: -size is its length
                 buffer = ctypes.create_string_buffer(-size)
-                size = llama_cpp.llama_token_to_piece(vocab, token, buffer, -size, 0, False)
+                size = llama_cpp.llama_token_to_piece(vocab, token, buffer, -size, 0, True)
             known[token] = buffer.raw[: max(size, 0)]
         return known[token]
 
