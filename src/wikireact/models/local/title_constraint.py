@@ -57,7 +57,9 @@ class TitleCheck:
         self._suggested = tuple(t.encode() for t in suggested if t.strip())
         self._text = b""
         self._argument: bytes | None = None
-        self.usable = bool(self._suggested) or titles.reaches(b"", self._refused)
+        self.suggests = bool(self._suggested)
+        """Whether some titles are suggested (`Similar:`), to be preferred."""
+        self.usable = self.suggests or titles.reaches(b"", self._refused)
         """Whether any title is reachable at all (else the check is not applied)."""
 
     def follow(self, token: int) -> None:
@@ -107,8 +109,8 @@ class TitleGrammar(LazyGrammar):
     def _best_allowed(self, scores: npt.NDArray[np.single]) -> int:
         """Return the most likely token both allow, along a suggested title if one is short-listed.
 
-        Over the whole vocabulary (nothing short-listed passed) the first token by
-        likelihood that passes both is taken.
+        Over the whole vocabulary (nothing short-listed passed), or with nothing suggested,
+        the first token by likelihood that passes both is taken.
         """
         for ids, logits in self._shortlists(scores):
             finite = np.flatnonzero(np.isfinite(logits))
@@ -119,7 +121,7 @@ class TitleGrammar(LazyGrammar):
                     return int(ids[at])
                 if rank is not None and best is None:
                     best = int(ids[at])
-                    if len(ids) == self._n_vocab:
+                    if len(ids) == self._n_vocab or not self._check.suggests:
                         return best
             if best is not None:
                 return best
