@@ -65,3 +65,26 @@ def test_eval_reports_record_known_titles_as_it_applies(tmp_path: Path, data_dir
         assert done.exit_code == 0, done.output
         recorded[name] = json.loads((out / "report.json").read_text())["settings"]["known_titles"]
     assert recorded == {"on": True, "off": False}
+
+
+def test_known_titles_applies_to_a_local_model_over_a_snapshot_only(tmp_path: Path) -> None:
+    from langchain_core.runnables import RunnableBinding
+
+    from wikireact import Context, MemorySource, ScriptedChatModel
+    from wikireact.models.local.known_titles import applies, with_known_titles
+    from wikireact.models.local.llama import LlamaCppChatModel
+    from wikireact.wiki.snapshot import SnapshotSource
+
+    assert applies("local", "offline") and applies("local:/m.gguf", "pages.db")
+    assert not applies("local", "live") and not applies("local", "record:pages.db")
+    assert not applies("groq:qwen/qwen3.6-27b", "offline")
+    with SnapshotSource.open(write_snapshot(tmp_path / "pages.db")) as snapshot:
+        local = LlamaCppChatModel(model_path="")
+        bound = with_known_titles(local, Context(model="local"), lambda: snapshot)
+        assert isinstance(bound, RunnableBinding)
+        assert bound.kwargs == {"known_titles": str((tmp_path / "pages.db").resolve())}
+        off = Context(model="local", known_titles=False)
+        assert with_known_titles(local, off, lambda: snapshot) is local
+        assert with_known_titles(local, Context(model="local"), lambda: MemorySource({})) is local
+        provider = ScriptedChatModel(script=[])
+        assert with_known_titles(provider, Context(model="groq:x/y"), lambda: snapshot) is provider
