@@ -20,6 +20,7 @@ import random
 import resource
 import string
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from wikireact.models.local.title_constraint import TitleCheck
@@ -92,12 +93,7 @@ def main() -> None:
     for title in walks:
         pieces = _pieces(title, rng) if not title.lower().startswith(tuple(refused)) else []
         vocabulary = [*pieces, "x", " Q", "zz"]  # the title's own pieces, and three that fit none
-        check = TitleCheck(
-            index,
-            lambda token, v=vocabulary: ("Search[" if token < 0 else v[token]).encode(),
-            refused=refused,
-            suggested=suggested,
-        )
+        check = TitleCheck(index, _pieces_of(vocabulary), refused=refused, suggested=suggested)
         check.follow(-1)
         for token in range(len(pieces)):
             started = time.perf_counter()
@@ -118,6 +114,11 @@ def main() -> None:
         f"per refused candidate (a fallback checks up to 64 such): "
         f"{refused_seconds / refused_checks * 1e6:.1f} us over {refused_checks:,} checks"
     )
+
+
+def _pieces_of(vocabulary: list[str]) -> Callable[[int], bytes]:
+    """Return the token pieces of `vocabulary`; token -1 opens the Search."""
+    return lambda token: ("Search[" if token < 0 else vocabulary[token]).encode()
 
 
 def _sample(index: TitleIndex, rng: random.Random) -> list[bytes]:

@@ -86,5 +86,5 @@ def test_known_titles_applies_to_a_local_model_over_a_snapshot_only(tmp_path: Pa
         off = Context(model="local", known_titles=False)
         assert with_known_titles(local, off, lambda: snapshot) is local
         assert with_known_titles(local, Context(model="local"), lambda: MemorySource({})) is local
-        provider = ScriptedChatModel(script=[])
+        provider = ScriptedChatModel(outputs=[])
         assert with_known_titles(provider, Context(model="groq:x/y"), lambda: snapshot) is provider
