@@ -48,7 +48,9 @@ def _episode(
     monkeypatch: Any, method: Literal["react", "act"], question: str, replies: list[str]
 ) -> _FakeLlama:
     """Run one episode of the local model (over `PAGES`) whose calls reply `replies`."""
-    monkeypatch.setattr(local_model, "_constraint", lambda client, grammar, t: {"grammar": grammar})
+    monkeypatch.setattr(
+        local_model, "_constraint", lambda client, grammar, t, titles=None: {"grammar": grammar}
+    )
     monkeypatch.setattr(local_model, "_chat_prompt", lambda turns: "PROMPT|")
     fake = _FakeLlama(replies)
     model = local_model.LlamaCppChatModel(model_path="unused.gguf")

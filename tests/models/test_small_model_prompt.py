@@ -215,7 +215,9 @@ def test_the_local_model_writes_the_thought_then_an_action_narrowed_by_it(
     from wikireact.models.local import llama as local_model
 
     fake = _FakeLlama(["Thought 2: It is 3,776.24 m high.\n", "Action 2: Finish[3,776.24]"])
-    monkeypatch.setattr(local_model, "_constraint", lambda client, grammar, t: {"grammar": grammar})
+    monkeypatch.setattr(
+        local_model, "_constraint", lambda client, grammar, t, titles=None: {"grammar": grammar}
+    )
     monkeypatch.setattr(local_model, "_chat_prompt", lambda turns: "PROMPT|")
     model = local_model.LlamaCppChatModel(model_path="unused.gguf")
     model._llama = fake
@@ -238,7 +240,9 @@ def test_the_local_model_decodes_cot_and_standard_prompts_freely(monkeypatch: An
     from wikireact.eval.baselines import cot_messages, extract_answer, standard_messages
     from wikireact.models.local import llama as local_model
 
-    monkeypatch.setattr(local_model, "_constraint", lambda client, grammar, t: {"grammar": grammar})
+    monkeypatch.setattr(
+        local_model, "_constraint", lambda client, grammar, t, titles=None: {"grammar": grammar}
+    )
     monkeypatch.setattr(local_model, "_chat_prompt", lambda turns: "PROMPT|")
     for messages, reply in (
         (cot_messages("Who?"), "Thought: He did. So the answer is Ed Wood."),
