@@ -11,6 +11,7 @@ from support import PAGES, QUESTION, SpyModel
 
 from wikireact import Context, MemorySource, ScriptedChatModel
 from wikireact.agents.plan_execute.graph import build_graph
+from wikireact.models.scripted import ScriptOutput
 
 
 def _run(wiki: MemorySource, **budget: int) -> dict[str, Any]:
@@ -102,3 +103,61 @@ def test_reflexion_budgets_count_every_trial_and_reflection(setting: str, calls:
     assert values["status"] == "budget_exhausted" and values["answer"] != "yes"
     assert values["model_calls"] == calls == len(model.calls) == len(values["usage"])
     assert setting in values["stop_reason"]
+
+
+REWOO_PLAN = (
+    "Plan: Derrickson.\n#E1 = Search[Scott Derrickson]\n"
+    "Plan: his nationality.\n#E2 = LLM[Which nationality does #E1 give?]\n"
+    "Plan: Wood.\n#E3 = Search[Ed Wood]\n"
+    "Plan: his nationality.\n#E4 = LLM[Which nationality does #E3 give?]"
+)
+REWOO_RUN: list[ScriptOutput] = [
+    REWOO_PLAN,
+    "American.",
+    "American.",
+    "Thought: same.\nFinish[yes]",
+]
+"""Calls: 0 the plan, 1 and 2 the LLM steps (one round, side by side), 3 the solver."""
+
+
+def _rewoo(
+    model: SpyModel, config: Any, graph: Any = None, **budget: int
+) -> tuple[Any, dict[str, Any]]:
+    from wikireact.agents.rewoo.graph import build_graph as rewoo_graph
+
+    graph = graph or rewoo_graph(InMemorySaver(), model=model, wiki=MemorySource(PAGES))
+    inputs = None if graph.get_state(config).values else {"question": QUESTION}
+    out = graph.invoke(inputs, config, context=Context(**budget))  # type: ignore[arg-type]
+    return graph, {**graph.get_state(config).values, **out}
+
+
+@pytest.mark.parametrize(
+    ("setting", "calls"),
+    [
+        ("max_model_calls", 2),  # the plan and one of the round's two LLM steps: never past it
+        ("max_input_tokens", 3),  # reached by the round's LLM steps; no solver after them
+        ("max_output_tokens", 3),
+    ],
+)
+def test_rewoo_stops_at_a_budget_counting_planner_llm_steps_and_solver(
+    setting: str, calls: int
+) -> None:
+    config: Any = {"configurable": {"thread_id": "rw"}}
+    reference = SpyModel(outputs=REWOO_RUN)
+    _, whole = _rewoo(reference, config)
+    assert whole["answer"] == "yes" and whole["model_calls"] == 4 == len(reference.calls)
+    plan_usage = whole["usage"][0]
+    limit = {
+        "max_model_calls": 2,
+        "max_input_tokens": plan_usage["input_tokens"] + 1,
+        "max_output_tokens": plan_usage["output_tokens"] + 1,
+    }[setting]
+    model = SpyModel(outputs=REWOO_RUN)
+    graph, values = _rewoo(model, config, **{setting: limit})
+    assert values["status"] == "budget_exhausted" and values["answer"] is None
+    assert values["model_calls"] == calls == len(model.calls)
+    assert setting in values["stop_reason"]
+    _, resumed = _rewoo(model, config, graph, **{setting: 0})  # the budget lifted: it goes on
+    assert resumed["status"] == "finished" and resumed["answer"] == "yes"
+    assert resumed["stop_reason"] is None
+    assert resumed["model_calls"] == 4 == len(model.calls)  # no call made twice

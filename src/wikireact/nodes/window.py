@@ -52,5 +52,6 @@ def exhausted(exc: ContextExhaustedError) -> dict[str, Any]:
 
 
 def reopened(state: Mapping[str, Any]) -> dict[str, Any]:
-    """Return the update that clears the stop reason of an episode a larger window continues."""
-    return {"stop_reason": None} if state.get("status") == "context_exhausted" else {}
+    """Return the update that clears the stop reason of an episode a larger window or budget continues."""
+    stopped = state.get("status") in ("context_exhausted", "budget_exhausted")
+    return {"stop_reason": None} if stopped else {}

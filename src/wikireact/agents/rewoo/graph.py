@@ -30,7 +30,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START
-from langgraph.runtime import get_runtime
+from langgraph.runtime import Runtime, get_runtime
 from langgraph.types import Send
 
 from wikireact.agents.rewoo.limits import MIN_RECURSION_LIMIT as MIN_RECURSION_LIMIT
@@ -45,9 +45,9 @@ from wikireact.episode.admission import Thread, thread_of
 from wikireact.episode.compiled import EpisodeGraph, EpisodeStateGraph, as_episode_graph
 from wikireact.episode.recursion import declare_least_limit
 from wikireact.episode.resources import Resources
-from wikireact.episode.stored_context import settle
+from wikireact.episode.stored_context import can_continue, settle
 from wikireact.prompting.exemplars import EpisodeExemplar, PlanExemplar
-from wikireact.state import ENDED, InputState
+from wikireact.state import InputState
 from wikireact.wiki.base import WikiSource
 
 NAME = "wikireact-rewoo"
@@ -112,14 +112,16 @@ def _run_context(context: Any) -> Any:
     return runtime.context if runtime is not None else None
 
 
-def route_start(state: RewooState) -> Literal["plan", "schedule", "__end__"]:
+def route_start(
+    state: RewooState, runtime: Runtime[Context]
+) -> Literal["plan", "schedule", "__end__"]:
     """Plan a new episode; continue a stopped one from its plan; an ended one stays ended.
 
-    An episode stopped before the recursion limit after a valid plan goes on at
-    `schedule` (its recorded steps stay, the rest run); one stopped before it had a valid
-    plan plans (again).
+    An episode stopped before the recursion limit, out of context or out of a budget the
+    run raises, after a valid plan, goes on at `schedule` (its recorded steps stay, the rest
+    run); one stopped before it had a valid plan plans (again).
     """
-    if state.get("status") in ENDED:
+    if not can_continue(state, settle(state.get("context"), runtime.context)):
         return "__end__"
     return "schedule" if state.get("plan") else "plan"
 

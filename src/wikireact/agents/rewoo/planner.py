@@ -14,6 +14,7 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
+from wikireact.agents.rewoo.budgets import spent
 from wikireact.agents.rewoo.fitting import fitted_planner_messages
 from wikireact.agents.rewoo.limits import NEXT_NODE, UNLIMITED
 from wikireact.agents.rewoo.plan import Plan, read_plan
@@ -96,6 +97,11 @@ def plan(
         update |= {"plan": [], "plan_error": read.message}
         if written + 1 >= MAX_PLANS:
             update["status"] = "invalid_plan"
+    reason = (
+        spent(state, context, recorder.usage, calls=1) if update["status"] == "running" else None
+    )
+    if reason is not None:  # a budget is reached: a run that raises it goes on from the plan
+        update |= {"status": "budget_exhausted", "stop_reason": reason}
     if update["status"] == "running" and not has_room(
         state.get("remaining_steps", UNLIMITED), NEXT_NODE
     ):

@@ -18,6 +18,10 @@ An LLM step whose prompt could not fit the model's window (its result has a
 `stop_reason`) is not recorded: the episode stops `context_exhausted`, nothing more is
 dispatched, and a later run (a larger window) sends the step again.
 
+A model-call or token budget reached (`budgets`: counting the recorded steps) ends the
+episode `budget_exhausted`, nothing more dispatched; a round never holds more LLM steps
+than the calls the budget leaves.
+
 Limits of a round: one Lookup per page (its cursor moves), and with approval on one Search
 or Lookup (the reviewer answers one proposal at a time; LLM steps still run beside it).
 
@@ -37,6 +41,7 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
+from wikireact.agents.rewoo.budgets import calls_left, spent
 from wikireact.agents.rewoo.limits import NEXT_NODE, ROUND_SUPERSTEPS, UNLIMITED
 from wikireact.agents.rewoo.plan import substitute
 from wikireact.agents.rewoo.prompts import fenced
@@ -145,8 +150,10 @@ def schedule(state: RewooState, runtime: Runtime[Context]) -> dict[str, Any]:
     gated = context.approve or bool((state.get("context") or {}).get("approve"))
     remaining = state.get("remaining_steps", UNLIMITED)
     room_for_round = has_room(remaining, ROUND_SUPERSTEPS)
-    choosing = room_for_round and stopped is None
-    tasks = Round(board, context, gated, state, recorder).choose() if choosing else []
+    reason = spent(state, context, recorder.usage)  # the round's LLM calls count already
+    choosing = room_for_round and stopped is None and reason is None
+    llm_room = calls_left(state, context)
+    tasks = Round(board, context, gated, state, recorder, llm_room).choose() if choosing else []
     waiting = any(step["number"] not in board.recorded for step in board.plan)
     out_of_room = not tasks and (
         (waiting and not room_for_round) or not has_room(remaining, NEXT_NODE)
@@ -156,6 +163,8 @@ def schedule(state: RewooState, runtime: Runtime[Context]) -> dict[str, Any]:
         if board.halted
         else "context_exhausted"
         if stopped is not None
+        else "budget_exhausted"
+        if reason is not None
         else "recursion_limit"
         if out_of_room
         else "running"
@@ -175,7 +184,7 @@ def schedule(state: RewooState, runtime: Runtime[Context]) -> dict[str, Any]:
         "pages_read": board.pages_read,
         "round": tasks if status == "running" else [],
         "status": status,
-        **({"stop_reason": stopped} if stopped is not None else reopened(state)),
+        **({"stop_reason": stopped or reason} if stopped or reason else reopened(state)),
         **recorder.update(),
     }
     return update
@@ -190,6 +199,8 @@ class Round:
     gated: bool
     state: RewooState
     recorder: Recorder
+    llm_room: int | None = None
+    """LLM steps the call budget leaves for this round (None: no call budget)."""
     tasks: list[Task] = field(default_factory=list)
     lookup_pages: set[int | None] = field(default_factory=set)
     llm_calls: int = 0
@@ -213,6 +224,8 @@ class Round:
     def _consider(self, step: PlannedStep) -> bool:
         """Dispatch or settle `step` if it can be now; return whether something was recorded."""
         if step["tool"] == "LLM":
+            if self.llm_room is not None and self.llm_calls >= self.llm_room:
+                return False  # no call past the budget: a run that raises it sends the step
             argument = substitute(step["text"], self.board.evidence, fenced)
             self._dispatch(step, argument, None)
             return False

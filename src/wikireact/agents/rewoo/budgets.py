@@ -1,0 +1,33 @@
+"""ReWOO's budgets: the model calls and tokens of its planner, LLM steps and solver.
+
+`Context.max_model_calls`, `max_input_tokens` and `max_output_tokens` count the whole
+episode (`wikireact.episode.budgets`). The planner checks them after its call, the
+scheduler after recording a round (and never sends more LLM steps than the calls left);
+one reached ends the episode `budget_exhausted` with the reason in `stop_reason`, and a run
+whose context raises the budget continues it from the recorded steps (`graph.route_start`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from wikireact.agents.rewoo.state import RewooState
+from wikireact.context import Context
+from wikireact.episode.budgets import exceeded
+from wikireact.state import StepUsage
+
+
+def spent(
+    state: RewooState, context: Context, recorded: Sequence[StepUsage] = (), calls: int = 0
+) -> str | None:
+    """Return which budget the episode has reached, with the `recorded` steps and `calls` more."""
+    usage: list[Any] = [*(state.get("usage") or []), *recorded]
+    return exceeded(usage, context, state.get("model_calls", 0) + calls)
+
+
+def calls_left(state: RewooState, context: Context) -> int | None:
+    """Return the model calls the call budget leaves (None: no call budget)."""
+    if not context.max_model_calls:
+        return None
+    return max(context.max_model_calls - state.get("model_calls", 0), 0)
