@@ -151,7 +151,7 @@ class ContextExhaustedError(EpisodeStoppedError):
     """The next prompt does not fit the model's context window, even fitted (or the provider said so).
 
     A ReAct episode ends with status `context_exhausted` instead (resumable with a larger
-    window, `--context-tokens`, or another model); an agent's own model calls stop resumably.
+    window, `--context-tokens`, or another model), as does every agent whose own prompt cannot fit.
     """
 
     def __init__(self, tokens: int | None, limit: int | None, window: int | None) -> None:

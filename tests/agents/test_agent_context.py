@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 from reflexion_scripts import LESSON, RIGHT_RUN
 from support import PAGES, QUESTION, SpyModel, thread
@@ -250,3 +251,42 @@ def test_lats_expansion_prompt_and_its_request_fit_the_window_together() -> None
     assert expansion[-1].startswith("Propose 2 different candidates for step 2")
     assert expansion.count(f"Question: {QUESTION}") == 1
     assert "".join(expansion).count("Question:") < "".join(whole.texts[3]).count("Question:")
+
+
+def _lats(model: SpyModel, context: Context) -> tuple[Any, dict[str, Any]]:
+    from wikireact.agents.lats.graph import build_graph as lats_graph
+
+    graph = lats_graph(InMemorySaver(), model=model, wiki=MemorySource(PAGES))
+    inputs = {"question": QUESTION, "gold_answer": "yes", "candidates": 2}
+    out = graph.invoke(inputs, thread(), context=context)
+    return graph, {**graph.get_state(thread()).values, **out}
+
+
+@pytest.mark.parametrize(
+    "refused",
+    [0, 1, 2, 3],  # the root's expansion, the reflection, a value, the second expansion
+)
+def test_lats_prompt_the_model_refuses_ends_context_exhausted_and_resumes_at_that_node(
+    refused: int,
+) -> None:
+    from lats_scripts import SECOND_BRANCH
+
+    model = SpyModel(outputs=SECOND_BRANCH, errors={refused: ValueError(OVERFLOW)})
+    graph, values = _lats(model, Context())
+    assert values["status"] == "context_exhausted" and values["answer"] is None
+    assert "context window" in values["stop_reason"]
+    model.errors.clear()
+    again = graph.invoke(None, thread(), context={"context_tokens": 100_000})
+    assert again["status"] == "finished" and again["answer"] == "yes"
+    assert again["stop_reason"] is None
+    assert len(model.calls) == len(SECOND_BRANCH) + 1  # the refused call ran again, nothing else
+
+
+def test_lats_expansion_that_cannot_fit_ends_context_exhausted_and_resumes() -> None:
+    from lats_scripts import SECOND_BRANCH
+
+    model = SpyModel(outputs=SECOND_BRANCH, max_tokens=REPLY)
+    graph, values = _lats(model, Context(context_tokens=40))
+    assert values["status"] == "context_exhausted" and not model.calls
+    again = graph.invoke(None, thread(), context={"context_tokens": 100_000})
+    assert again["answer"] == "yes" and len(model.calls) == len(SECOND_BRANCH)

@@ -2,11 +2,14 @@
 
 Routers:
 - `route_start`: a new search (or one stopped before the recursion limit) goes to
-  `select`; an ended one stays ended (END).
+  `select`; one out of context goes on at the node whose prompt did not fit (`expand`,
+  `evaluate` or `reflect`); an ended one stays ended (END).
 - `route_after_select`: `expand` the selected leaf, or `finish` when a budget stopped the search.
 - `route_after_evaluate`: `finish` on a terminal with reward 1; `reflect` on a failed
   terminal; else the next candidate (`act`) or, when all are children, `backprop`.
-- `route_next_child` (after `reflect`): the next candidate, or `backprop`.
+- `route_after_expand`: `act` on the candidates, or END when the prompt did not fit.
+- `route_after_reflect`: the next candidate, or `backprop` (`route_next_child`); END when
+  the prompt did not fit (as after `evaluate`).
 
 `MIN_RECURSION_LIMIT` is the least `recursion_limit` that runs one iteration, declared to
 the door for `LatsState` (`wikireact.episode.recursion`). `graph` (module level, no checkpointer) is what
@@ -39,9 +42,21 @@ NAME = "wikireact-lats"
 declare_least_limit(LatsState, "LATS", MIN_RECURSION_LIMIT)
 
 
-def route_start(state: LatsState) -> Literal["select", "__end__"]:
-    """Start or continue the search; one that has ended stays ended (its output is returned)."""
-    return "select" if state.get("status") in (None, "running", "recursion_limit") else "__end__"
+def route_start(
+    state: LatsState,
+) -> Literal["select", "expand", "evaluate", "reflect", "__end__"]:
+    """Start or continue the search; one that has ended stays ended (its output is returned).
+
+    A search out of context (`context_exhausted`) goes on at the node whose prompt did not
+    fit: `evaluate` while the newest child has no value, else `expand` while the selected
+    leaf has no candidates, else `reflect`.
+    """
+    status = state.get("status")
+    if status == "context_exhausted":
+        if str(state["tree"][-1]["id"]) not in (state.get("stats") or {}):
+            return "evaluate"
+        return "reflect" if state.get("candidates_found") else "expand"
+    return "select" if status in (None, "running", "recursion_limit") else "__end__"
 
 
 def route_after_select(state: LatsState) -> Literal["expand", "finish"]:
@@ -49,13 +64,30 @@ def route_after_select(state: LatsState) -> Literal["expand", "finish"]:
     return "finish" if state.get("stopped_by") else "expand"
 
 
+def route_after_expand(state: LatsState) -> Literal["act", "__end__"]:
+    """Act on the candidates; stop when the expansion's prompt did not fit the window."""
+    return "__end__" if state.get("status") == "context_exhausted" else "act"
+
+
+def route_after_reflect(state: LatsState) -> Literal["act", "backprop", "__end__"]:
+    """Go on with the children; stop when the reflection's prompt did not fit the window."""
+    return "__end__" if state.get("status") == "context_exhausted" else route_next_child(state)
+
+
 def route_next_child(state: LatsState) -> Literal["act", "backprop"]:
     """Act on the next candidate; once every candidate is a child, backpropagate."""
     return "act" if state.get("acted", 0) < len(state.get("candidates_found") or []) else "backprop"
 
 
-def route_after_evaluate(state: LatsState) -> Literal["finish", "reflect", "act", "backprop"]:
-    """Finish on success; reflect on a failed terminal; else go on with the children."""
+def route_after_evaluate(
+    state: LatsState,
+) -> Literal["finish", "reflect", "act", "backprop", "__end__"]:
+    """Finish on success; reflect on a failed terminal; else go on with the children.
+
+    Stop when the value or self-check prompt did not fit the window.
+    """
+    if state.get("status") == "context_exhausted":
+        return "__end__"
     if state.get("stopped_by") == "solved":
         return "finish"
     if is_terminal(state["tree"][-1]):
@@ -78,10 +110,10 @@ def make_builder(resources: Resources | None = None) -> StateGraph[Any, Any, Any
     builder.add_node("finish", finish)
     builder.add_conditional_edges(START, route_start)
     builder.add_conditional_edges("select", route_after_select)
-    builder.add_edge("expand", "act")
+    builder.add_conditional_edges("expand", route_after_expand)
     builder.add_edge("act", "evaluate")
     builder.add_conditional_edges("evaluate", route_after_evaluate)
-    builder.add_conditional_edges("reflect", route_next_child)
+    builder.add_conditional_edges("reflect", route_after_reflect)
     builder.add_edge("backprop", "select")
     builder.add_edge("finish", END)
     return builder

@@ -1,5 +1,10 @@
 """The nodes of the search: select, expand, act, evaluate, reflect, backprop, finish.
 
+`expand`, `evaluate` and `reflect` ask the model; a prompt that cannot fit the window, or
+that the model refuses as too long, stops the search `context_exhausted` at that node
+(`wikireact.nodes.window`), and a run with a larger window goes on from there
+(`graph.route_start`).
+
 Each is deterministic given the state (a node re-run on resume computes the same writes;
 model calls carry their index in the search, so scripted and cached models answer the
 same), and only `act` has side effects: it runs one candidate's action, one child per
@@ -35,8 +40,10 @@ from wikireact.agents.lats.uct import select_leaf
 from wikireact.context import Context
 from wikireact.episode.resources import Resources
 from wikireact.episode.stored_context import episode_context
+from wikireact.errors import ContextExhaustedError
 from wikireact.evidence import answer_evidence
 from wikireact.nodes.reason import fitted_step_prompt
+from wikireact.nodes.window import exhausted, reopened
 from wikireact.state import State
 
 
@@ -82,20 +89,24 @@ def expand(state: LatsState, runtime: Runtime[Context], resources: Resources) ->
     number, sampled = parent["steps"] + 1, samples(model, context)
     branch = {**parent, "lessons": state.get("reflections") or []}
     request = [] if sampled else [expansion_request(settings.candidates, number)]
-    messages = fitted_step_prompt(  # ReAct's prompt for the leaf, fitted with the request
-        cast(State, branch), text_context(context), resources, model, after=request
-    ).messages
     calls = state.get("model_calls", 0)
-    proposal = propose(
-        model,
-        messages,
-        n=settings.candidates,
-        number=number,
-        index=calls,
-        sampled=sampled,
-        temperature=settings.temperature,
-    )
+    try:  # a prompt that cannot fit stops the search; a larger window expands the leaf again
+        messages = fitted_step_prompt(  # ReAct's prompt for the leaf, fitted with the request
+            cast(State, branch), text_context(context), resources, model, after=request
+        ).messages
+        proposal = propose(
+            model,
+            messages,
+            n=settings.candidates,
+            number=number,
+            index=calls,
+            sampled=sampled,
+            temperature=settings.temperature,
+        )
+    except ContextExhaustedError as exc:
+        return exhausted(exc)
     return {
+        **_going_on(state),
         "candidates_found": proposal.candidates,
         "usage": [_usage(leaf, "expand", tokens) for tokens in proposal.calls],
         "model_calls": calls + len(proposal.calls),
@@ -145,19 +156,22 @@ def evaluate(state: LatsState, runtime: Runtime[Context], resources: Resources) 
     steps = _react_state(state, context, node["id"])["trajectory"]
     model = resources.chat_model(context)
     calls = state.get("model_calls", 0)
-    update: dict[str, Any] = {}
-    if is_terminal(node):
-        record, made = judge_terminal(
-            node, state["question"], steps, settings, context, model, calls
-        )
-        if record["reward"] == 1.0:
-            update["stopped_by"] = "solved"
-        kinds: list[CallKind] = ["self_check"] * len(made)
-    else:
-        record, tokens = value_of(
-            state["question"], steps, state.get("reflections") or [], context, model, calls
-        )
-        made, kinds = [tokens], ["value"]
+    update: dict[str, Any] = _going_on(state)
+    try:  # a prompt that cannot fit stops the search; a larger window evaluates the child again
+        if is_terminal(node):
+            record, made = judge_terminal(
+                node, state["question"], steps, settings, context, model, calls
+            )
+            if record["reward"] == 1.0:
+                update["stopped_by"] = "solved"
+            kinds: list[CallKind] = ["self_check"] * len(made)
+        else:
+            record, tokens = value_of(
+                state["question"], steps, state.get("reflections") or [], context, model, calls
+            )
+            made, kinds = [tokens], ["value"]
+    except ContextExhaustedError as exc:
+        return exhausted(exc)
     return {
         **update,
         "stats": {str(node["id"]): record},
@@ -173,10 +187,19 @@ def reflect(state: LatsState, runtime: Runtime[Context], resources: Resources) -
     record = state["stats"][str(node["id"])]
     steps = _react_state(state, context, node["id"])["trajectory"]
     calls = state.get("model_calls", 0)
-    lesson, tokens = write_lesson(
-        state["question"], steps, record["judged"], context, resources.chat_model(context), calls
-    )
+    try:  # a prompt that cannot fit stops the search; a larger window reflects again
+        lesson, tokens = write_lesson(
+            state["question"],
+            steps,
+            record["judged"],
+            context,
+            resources.chat_model(context),
+            calls,
+        )
+    except ContextExhaustedError as exc:
+        return exhausted(exc)
     return {
+        **_going_on(state),
         "stats": {str(node["id"]): {**record, "reflection": lesson}},
         "reflections": [lesson] if lesson else [],
         "usage": [_usage(node["id"], "reflection", tokens)],
@@ -210,6 +233,13 @@ def finish(state: LatsState) -> dict[str, Any]:
         "path": path,
         **answer_evidence(branch, answer, question=str(state.get("question") or "")),
     }
+
+
+def _going_on(state: LatsState) -> dict[str, Any]:
+    """Return the update that reopens a search stopped out of context (a larger window goes on)."""
+    if state.get("status") != "context_exhausted":
+        return {}
+    return {"status": "running", **reopened(state)}
 
 
 def _react_state(state: LatsState, context: Context, node: int) -> dict[str, Any]:
