@@ -107,6 +107,19 @@ def test_audit_records_carry_utc_times_for_what_ran() -> None:
     }
 
 
+def test_audit_records_time_the_model_calls_apart_from_the_wikipedia_calls() -> None:
+    plan = "Plan: Derrickson.\n#E1 = Search[Scott Derrickson]\nPlan: his.\n#E2 = LLM[Which? #E1]"
+    model = SpyModel(outputs=[plan, "American.", ANSWER], delay_s=0.02)
+    graph = build_graph(InMemorySaver(), model=model, wiki=MemorySource(PAGES))
+    audit = graph.invoke({"question": QUESTION}, thread())["audit"]
+    assert [a["kind"] for a in audit] == ["plan", "executed", "executed", "finish"]
+    plan_step, search, llm, finish = audit
+    assert all(a["model_seconds"] >= 0.02 and a["wiki_seconds"] == 0 for a in (plan_step, finish))
+    assert llm["model_seconds"] >= 0.02 and llm["wiki_seconds"] == 0  # no Wikipedia call
+    assert llm["started_at"] is None  # its times are the Wikipedia call's: none ran
+    assert search["model_seconds"] == 0 and search["started_at"] is not None
+
+
 def _window(spans: list[tuple[float, float]]) -> float:
     return max(end for _, end in spans) - min(start for start, _ in spans)
 

@@ -10,6 +10,7 @@ the episode ends with status `invalid_plan`. When the node that follows (`schedu
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from langgraph.runtime import Runtime
@@ -46,14 +47,19 @@ def plan(
     written = state.get("plans", 0)
     model = resources.chat_model(context)
     try:  # a prompt that cannot fit ends the episode context_exhausted; a larger window replans
+        messages = fitted_planner_messages(
+            question, state.get("plan_error"), examples, context, model
+        )
+        started = time.monotonic()
         reply = call_model(
             model,
-            fitted_planner_messages(question, state.get("plan_error"), examples, context, model),
+            messages,
             index=state.get("model_calls", 0),
             failure="the model did not write the plan",
         )
     except ContextExhaustedError as exc:
         return {**kept, **exhausted(exc)}
+    seconds = round(time.monotonic() - started, 3)
     text = cut_at_observation(reply_text(reply))
     input_tokens, output_tokens = reply_tokens(reply)
     read = read_plan(text, context.max_steps)
@@ -69,6 +75,7 @@ def plan(
             raw=text,
             input_tokens=input_tokens,
             output_tokens=output_tokens,
+            model_seconds=seconds,
         )
         update |= {
             "plan": [
@@ -93,6 +100,7 @@ def plan(
             raw=text,
             input_tokens=input_tokens,
             output_tokens=output_tokens,
+            model_seconds=seconds,
         )
         update |= {"plan": [], "plan_error": read.message}
         if written + 1 >= MAX_PLANS:

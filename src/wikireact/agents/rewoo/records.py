@@ -58,8 +58,13 @@ class Recorder:
         ended_at: str | None = None,
         approval: Approval | None = None,
         shown: list[ShownSentence] | None = None,
+        model_seconds: float = 0.0,
     ) -> None:
-        """Record one step (its number is the next one); `shown`: the page sentences it showed."""
+        """Record one step (its number is the next one); `shown`: the page sentences it showed.
+
+        `started_at`/`ended_at` time the step's Wikipedia call (its `wiki_seconds`);
+        `model_seconds` is the wall time of its model call.
+        """
         self.steps += 1
         current = CurrentStep(
             thought=thought,
@@ -71,6 +76,7 @@ class Recorder:
             started_at=started_at,
             ended_at=ended_at,
             approval=approval,
+            model_seconds=model_seconds,
         )
         step = Step(
             kind=kind, thought=thought, action=action_text, observation=observation, raw=raw

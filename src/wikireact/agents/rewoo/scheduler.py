@@ -119,6 +119,7 @@ class Board:
             ended_at=result["ended_at"],
             approval=result["approval"],
             shown=result.get("shown"),
+            model_seconds=result.get("model_seconds", 0.0),
         )
 
     def _rekey(self, number: int, result: StepResult) -> None:

@@ -10,6 +10,7 @@ form `wikireact.protocols.labels` reads) ends it with that label, any other Fini
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
@@ -78,14 +79,17 @@ def solve(
     context = settle(state.get("context"), runtime.context)
     model = resources.chat_model(context)
     try:  # a prompt that cannot fit ends the episode context_exhausted; a larger window solves
+        messages = _fitted_messages(state, context, model)
+        started = time.monotonic()
         reply = call_model(
             model,
-            _fitted_messages(state, context, model),
+            messages,
             index=state.get("model_calls", 0),
             failure="the model did not answer from the evidence",
         )
     except ContextExhaustedError as exc:
         return exhausted(exc)
+    seconds = round(time.monotonic() - started, 3)
     text = cut_at_observation(reply_text(reply))
     input_tokens, output_tokens = reply_tokens(reply)
     parsed = parse_output(text)
@@ -101,6 +105,7 @@ def solve(
             action=ActionDict(name="Finish", argument=result.argument),
             input_tokens=input_tokens,
             output_tokens=output_tokens,
+            model_seconds=seconds,
         )
         answer: str | None = result.argument
         status = "finished"
@@ -115,6 +120,7 @@ def solve(
             raw=text,
             input_tokens=input_tokens,
             output_tokens=output_tokens,
+            model_seconds=seconds,
         )
         answer, status = None, "no_answer"
     recorder.emit(runtime, status)

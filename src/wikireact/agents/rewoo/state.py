@@ -66,6 +66,9 @@ class StepResult(TypedDict):
     started_at: str | None
     ended_at: str | None
     approval: Approval | None
+    model_seconds: NotRequired[float]
+    """For an LLM step: the wall time of its model call (its `started_at`/`ended_at` stay None:
+    they time a Wikipedia call)."""
     shown: NotRequired[list[ShownSentence]]
     """For a Search/Lookup that ran: the page sentences its evidence shows (`wikireact.evidence`)."""
     stop_reason: NotRequired[str]

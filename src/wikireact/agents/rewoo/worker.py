@@ -14,6 +14,7 @@ the step's result; the scheduler records it. An outage of the source raises
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
@@ -113,12 +114,13 @@ def _execute(
 
 
 def _llm(task: Task, context: Context, resources: Resources) -> StepResult:
-    """Run an LLM step: one model call on its input (evidence substituted)."""
-    started_at = utc_now()
+    """Run an LLM step: one model call on its input (evidence substituted), timed."""
     model = resources.chat_model(context)
+    messages = fitted_llm_messages(task["question"], task["argument"], context, model)
+    started = time.monotonic()
     reply = call_model(
         model,
-        fitted_llm_messages(task["question"], task["argument"], context, model),
+        messages,
         index=task["call_index"],
         failure=f"the model did not answer the LLM step #E{task['number']}",
     )
@@ -131,8 +133,7 @@ def _llm(task: Task, context: Context, resources: Resources) -> StepResult:
             "evidence": truncate(text or "(no answer)", context.observation_cap),
             "input_tokens": input_tokens,
             "output_tokens": output_tokens,
-            "started_at": started_at,
-            "ended_at": utc_now(),
+            "model_seconds": round(time.monotonic() - started, 3),
         }
     )
 
