@@ -51,6 +51,7 @@ from wikireact.cli.threads_command import threads_app
 if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig
 
+    from wikireact.agents.thread_record import ThreadRecord
     from wikireact.storage.threads import Threads
 
 # `--help`, `--version` and each command's `-h` import only what they print (typer, rich and
@@ -224,6 +225,19 @@ def _agent_named(name: str) -> str:
         fail(cli_message(exc))
 
 
+def _thread_record(store: Threads, thread_id: str) -> ThreadRecord:
+    """Return the thread's record (`wikireact.agents.thread_record`); print its note to stderr."""
+    from rich.text import Text
+
+    from wikireact.agents.thread_record import thread_record
+    from wikireact.cli.display import clean
+
+    record = thread_record(store, thread_id)
+    if record.note is not None:
+        errors.print(Text.assemble(("note:", "bold"), " ", clean(record.note)))
+    return record
+
+
 def _existing_store(db: str | None, thread_id: str, *, read_only: bool = False) -> Threads:
     """Open the checkpoint store that holds `thread_id`; never create an empty SQLite file."""
     from wikireact.storage.threads import default_db_path, is_postgres_url, open_threads
@@ -334,10 +348,11 @@ def resume(
     from wikireact.storage.threads import runner
 
     with closing(_existing_store(db, thread_id)) as store:
-        question = store.question(thread_id)
-        agent = _thread_agent(store, thread_id, agent)
+        record = _thread_record(store, thread_id)
+        question = record.question
+        agent = _thread_agent(record.agent, thread_id, agent)
         context = run_context(
-            store.context_fields(thread_id),
+            record.settings,
             model=model,
             wiki=wiki,
             max_steps=max_steps,
@@ -350,7 +365,7 @@ def resume(
         check_settings(agent, context)
         resources, chat_model = run_model(context, model_cache)
         with stack_closed(chat_model):
-            if wiki is None:
+            if wiki is None and record.note is None:  # a library thread's is not known
                 check_same_snapshot(store, thread_id, context)
             with runner(store, thread_id):  # one runner per thread, across processes and machines
                 start = (
@@ -401,9 +416,8 @@ def _agent_input(agent: str, **options: Any) -> dict[str, Any]:
     return given
 
 
-def _thread_agent(store: Threads, thread_id: str, given: str | None) -> str:
-    """Return the agent of `thread_id`; refuse another one given with `--agent`, in one line."""
-    agent = store.agent(thread_id)
+def _thread_agent(agent: str, thread_id: str, given: str | None) -> str:
+    """Return `agent`, the agent of `thread_id`; refuse another one given with `--agent`, in one line."""
     if given is not None and _agent_named(given) != agent:
         fail(
             f"thread {thread_id!r} is run by the {agent} agent; a thread keeps its agent: "
@@ -443,24 +457,18 @@ def history(
     from wikireact.history import list_checkpoints
 
     with closing(_existing_store(db, thread_id, read_only=True)) as store:
-        question = store.question(thread_id)
-        graph = load_agent(store.agent(thread_id)).build_graph(store.saver)
+        record = _thread_record(store, thread_id)
+        graph = load_agent(record.agent).build_graph(store.saver)
         config = thread_config(thread_id)
         if html_file is not None:
-            _write_thread_page(store, graph, thread_id, db, html_file)
+            _write_thread_page(store, graph, thread_id, db, html_file, record)
             return
         if as_json:
-            print(
-                history_json(
-                    thread_id,
-                    question,
-                    store.context_fields(thread_id),
-                    dict(graph.get_state(config).values),
-                )
-            )
+            values = dict(graph.get_state(config).values)
+            print(history_json(thread_id, record.question, record.settings, values))
             return
-        show_transcript(console, question, graph.get_state(config).values)
-        if store.agent(thread_id) == "lats":
+        show_transcript(console, record.question, graph.get_state(config).values)
+        if record.agent == "lats":
             from wikireact.agents.lats.tree_view import show_tree
 
             show_tree(console, graph, config)
@@ -481,7 +489,7 @@ def history(
 
 
 def _write_thread_page(
-    store: Threads, graph: Any, thread_id: str, db: str | None, target: Path
+    store: Threads, graph: Any, thread_id: str, db: str | None, target: Path, record: ThreadRecord
 ) -> None:
     """Write THREAD's page (`wikireact.history_page`) to `target`; say where, or why not."""
     from wikireact.cli.hints import resume_command
@@ -491,9 +499,9 @@ def _write_thread_page(
         graph,
         store.saver,
         thread_id=thread_id,
-        question=store.question(thread_id),
-        agent=store.agent(thread_id),
-        settings=store.context_fields(thread_id),
+        question=record.question,
+        agent=record.agent,
+        settings=record.settings,
         command=lambda checkpoint: resume_command(thread_id, db, checkpoint=checkpoint),
     )
     try:

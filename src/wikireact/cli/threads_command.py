@@ -135,12 +135,13 @@ def list_command(
     as_json: JsonFlag = False,
 ) -> None:
     """List the store's threads: id, agent, task, status, steps, last update, size, question."""
+    from wikireact.agents.thread_record import with_checkpoint_records
     from wikireact.storage.catalog import list_threads
     from wikireact.storage.retention import select
 
     selection = _selection(None, status, agent, older_than)
     with _open(db, read_only=True) as store:
-        infos = select(list_threads(store), selection, time.time())
+        infos = select(with_checkpoint_records(store, list_threads(store)), selection, time.time())
     if as_json:
         print(json.dumps([info.as_json() for info in infos], ensure_ascii=False))
         return

@@ -41,6 +41,7 @@ from wikireact.episode.admission import admit, hold, thread_of, thread_seen
 from wikireact.episode.placement import check_configurable, check_placement, input_fields
 from wikireact.episode.recursion import LeastLimit, least_limit_of
 from wikireact.state import InputState, OutputState, State
+from wikireact.storage.registry import GRAPH_METADATA_KEY
 
 SAVE_WORKERS = 1
 """`max_concurrency` of a non-streaming run: the threads LangGraph saves checkpoints on."""
@@ -82,7 +83,7 @@ class EpisodeGraph(CompiledStateGraph[State, Context, InputState, OutputState]):
         """Check the run at the door (`wikireact.episode.admission`), then stream it as LangGraph does."""
         check_placement(input, context, input_fields(self.builder.input_schema))
         check_configurable(config, context)
-        config = with_default_limit(config)
+        config = named_in_checkpoints(with_default_limit(config), self.name)
         thread = thread_of(self.checkpointer, config)
         with hold(thread):
             seen = None
@@ -102,7 +103,7 @@ class EpisodeGraph(CompiledStateGraph[State, Context, InputState, OutputState]):
         """Check the run at the door (`wikireact.episode.admission`), then stream it as LangGraph does."""
         check_placement(input, context, input_fields(self.builder.input_schema))
         check_configurable(config, context)
-        config = with_default_limit(config)
+        config = named_in_checkpoints(with_default_limit(config), self.name)
         thread = thread_of(self.checkpointer, config)
         with hold(thread):
             seen = None
@@ -142,6 +143,19 @@ def with_default_limit(config: RunnableConfig | None) -> RunnableConfig | None:
     if "recursion_limit" in (config or {}) or "recursion_limit" in inherited:
         return config
     return {**(config or {}), "recursion_limit": RECURSION_LIMIT}
+
+
+def named_in_checkpoints(config: RunnableConfig | None, name: str) -> RunnableConfig:
+    """Return `config` whose metadata names the graph (`GRAPH_METADATA_KEY`) in every checkpoint.
+
+    So the checkpoints of a thread the CLI did not start (a library run) say which agent
+    runs it (`wikireact.agents.thread_record`). A name already there (a parent wikireact graph
+    running this one as a nested episode) is kept.
+    """
+    metadata = (config or {}).get("metadata") or {}
+    if GRAPH_METADATA_KEY in metadata:
+        return config or {}
+    return {**(config or {}), "metadata": {**metadata, GRAPH_METADATA_KEY: name}}
 
 
 def as_json_output(output: Any) -> Any:

@@ -13,6 +13,9 @@ AGENT_KEY = "_agent"
 """Stored beside a thread's settings: the agent that runs it (`wikireact.agents.AGENTS`)."""
 DEFAULT_AGENT = "react"
 """The agent of a thread registered without one (every thread before there were others)."""
+GRAPH_METADATA_KEY = "wikireact_graph"
+"""In the metadata of every checkpoint a wikireact graph saves: the graph's name (`wikireact`,
+`wikireact-rewoo`, ...), which names the agent of a thread the CLI did not register."""
 
 
 def encode_context(context: Context, snapshot_id: str | None, agent: str = DEFAULT_AGENT) -> str:

@@ -263,7 +263,20 @@ class CompactSqliteSaver(BaseCheckpointSaver[Any]):
             return set()
         return columns
 
-    def _adopt_stock_writes(self) -> None:
+    def read_stock_writes(self) -> None:
+        """On a read-only connection, read the writes the stock layout stored too.
+
+        A writer moves them into `task_writes` when it opens the file (`setup`); a reader
+        cannot, so it reads both through a temporary `task_writes` (which shadows the
+        file's in every query) holding the file's rows and the stock ones.
+        """
+        if not self._stock_writes_columns():
+            return
+        self.conn.execute(_TASK_WRITES.replace("CREATE TABLE", "CREATE TEMP TABLE"))
+        self.conn.execute("INSERT INTO temp.task_writes SELECT * FROM main.task_writes")
+        self._adopt_stock_writes(keep=True)
+
+    def _adopt_stock_writes(self, *, keep: bool = False) -> None:
         path = "task_path" if "task_path" in self._stock_writes_columns() else "''"
         rows = self.conn.execute(
             f"SELECT thread_id, checkpoint_ns, checkpoint_id, task_id, {path}, idx, channel, type, "
@@ -278,7 +291,8 @@ class CompactSqliteSaver(BaseCheckpointSaver[Any]):
             "INSERT OR REPLACE INTO task_writes VALUES (?, ?, ?, ?, ?, ?)",
             [(*key, pack_writes(writes)) for key, writes in grouped.items()],
         )
-        self.conn.execute("DELETE FROM writes")
+        if not keep:
+            self.conn.execute("DELETE FROM writes")
 
     def get_next_version(self, current: Any, channel: None) -> Any:
         """Return the next integer version (versions only need to increase).

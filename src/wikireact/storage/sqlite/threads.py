@@ -106,6 +106,10 @@ class SqliteThreads:
             raise ThreadsError(f"cannot use checkpoint file {path}: {exc}") from None
         self.saver = CompactSqliteSaver(self.conn, serde=CompressingSerializer(location=str(path)))
         self.saver.is_setup = True  # its tables are there, or the thread is unknown
+        try:  # a stock SqliteSaver run on this file left writes only a writer moves
+            self.saver.read_stock_writes()
+        except sqlite3.Error as exc:
+            raise ThreadsError(f"cannot use checkpoint file {path}: {exc}") from None
 
     def register(
         self,
