@@ -15,7 +15,12 @@ Measured in one process after `import langgraph.graph` (0.85 s CPU on a loaded 2
 machine), `ask` added 0.26 s: typer and rich 0.10 s (the CLI itself), LangChain's chat-model
 classes 0.04 s (any model), wikireact's own modules 0.06 s, the one-step episode 0.065 s.
 psycopg (0.3-0.7 s) is no longer among them; LangSmith is, but `import langgraph.graph`
-already loads it.
+already loads it (as it loads rich and click, through httpx). Python's cyclic garbage
+collector took about a seventh of either side's CPU, traversing the long-lived objects
+imports make again and again: `ask` pauses it while it starts and freezes those objects
+before its episode (`wikireact.cli.common.pause_gc`), so it now costs 0.88-0.92x of
+`import langgraph.graph` (1.07x of the same import with the collector off; 1.32-1.38x
+before), loaded machine, late 2026.
 """
 
 from __future__ import annotations

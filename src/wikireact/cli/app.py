@@ -13,7 +13,16 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from wikireact.cli.common import cli_message, console, errors, fail, guard, thread_config
+from wikireact.cli.common import (
+    cli_message,
+    console,
+    errors,
+    fail,
+    guard,
+    pause_gc,
+    resume_gc,
+    thread_config,
+)
 from wikireact.cli.eval_command import eval_command, report_command
 from wikireact.cli.help import EvalGroup, HelpCommand
 from wikireact.cli.interrupts import quiet_late_tasks
@@ -98,6 +107,7 @@ def _options(
     ] = False,
 ) -> None:
     """ReAct (Reason + Act) over Wikipedia as a checkpointed LangGraph state machine."""
+    resume_gc()  # paused by `main` while Typer read the command line: every command runs with it
 
 
 @app.command(cls=HelpCommand)
@@ -143,6 +153,7 @@ def ask(
     verify_finish: VerifyFinishOpt = None,
 ) -> None:
     """Answer QUESTION (or label a claim), showing each Thought, Action and Observation."""
+    pause_gc()  # until the episode runs
     import uuid
     from contextlib import closing
 
@@ -335,6 +346,7 @@ def resume(
     agent: ResumeAgentOpt = None,
 ) -> None:
     """Recap THREAD's question and steps, then continue it with the settings it started with."""
+    pause_gc()  # until the episode runs
     from contextlib import closing
 
     from rich.text import Text
@@ -571,6 +583,10 @@ app.add_typer(threads_app, name="threads")
 
 def main() -> None:
     """Entry point of the `wikireact` command."""
+    from wikireact.cli import common
+
+    common.cli_process = True
+    pause_gc()  # while Typer builds the commands and reads the command line (see `_options`)
     quiet_late_tasks()
     try:
         app(prog_name="wikireact")

@@ -14,7 +14,7 @@ from rich.text import Text
 from wikireact.agents import DEFAULT_AGENT, load_agent
 from wikireact.agents.channels import agent_channels
 from wikireact.cli.approval import ApprovalPrompt
-from wikireact.cli.common import console, errors, fail, thread_config
+from wikireact.cli.common import console, errors, fail, resume_gc, thread_config
 from wikireact.cli.display import clean, result_json, show_result, show_step
 from wikireact.context import Context
 from wikireact.episode.audit import signed
@@ -176,6 +176,7 @@ def run_episode(
     store, this thread included (`wikireact.storage.retention`).
     """
     policy = policy_from_env()  # a bad setting stops here, before the episode runs
+    resume_gc(started=True)  # paused while the command started (`pause_gc`)
     try:
         result = _drive(
             store,

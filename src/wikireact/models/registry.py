@@ -20,7 +20,6 @@ from langchain_core.language_models import BaseChatModel
 from wikireact.errors import MissingApiKeyError, ModelConfigurationError
 from wikireact.models.local.spec import absolute_local_spec, local_path
 from wikireact.models.local.spec import is_local as is_local  # re-exported
-from wikireact.models.scripted import ScriptedChatModel
 
 MODEL_TIMEOUT_S = 60.0
 MODEL_MAX_RETRIES = 4
@@ -81,7 +80,9 @@ def absolute_model_spec(spec: str) -> str:
 
 
 @functools.lru_cache(maxsize=8)
-def _load_script(path: str, mtime_ns: int) -> ScriptedChatModel:
+def _load_script(path: str, mtime_ns: int) -> BaseChatModel:
+    from wikireact.models.scripted import ScriptedChatModel  # each model class only when used
+
     return ScriptedChatModel.from_file(path)
 
 
