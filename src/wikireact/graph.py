@@ -11,7 +11,7 @@ Routers:
   finished, halted for repetition or out of budget, or when another step might not fit
   in the run's recursion limit (status `recursion_limit`: resumable).
 
-`graph` (module level, no checkpointer, built on first use) is what `langgraph.json` serves; use
+`graph` (module level, no checkpointer) is what `langgraph.json` serves; use
 `build_graph(checkpointer=...)` for standalone, resumable runs. Both are `EpisodeGraph`s
 (`wikireact.episode.compiled`): runs are checked at the door (`wikireact.episode.admission`).
 """
@@ -164,23 +164,5 @@ def run_to_end(
     )
 
 
-builder: EpisodeStateGraph
-"""The uncompiled graph with `Context`'s model and source (built on first use)."""
-graph: EpisodeGraph
-"""The compiled graph `langgraph.json` serves, without a checkpointer (built on first use)."""
-
-
-def __getattr__(name: str) -> Any:
-    """Build `builder` and `graph` on first use, once.
-
-    A run that compiles its own graph (`build_graph`, e.g. `wikireact ask`) does not pay
-    for compiling this one too.
-    """
-    if name == "builder":
-        value: Any = make_builder()
-    elif name == "graph":
-        value = __getattr__("builder").compile(name="wikireact")
-    else:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    globals()[name] = value
-    return value
+builder = make_builder()
+graph = builder.compile(name="wikireact")

@@ -37,10 +37,8 @@ REPORT = """
 import atexit, gc, json, sys
 report = sys.argv.pop(1)
 def write():
-    graph = sys.modules.get("wikireact.graph")
     with open(report, "w") as out:
-        json.dump({"modules": sorted(sys.modules), "gc": gc.isenabled(),
-                   "served_graph_built": graph is not None and "graph" in vars(graph)}, out)
+        json.dump({"modules": sorted(sys.modules), "gc": gc.isenabled()}, out)
 atexit.register(write)
 from wikireact.cli.app import main
 sys.argv[0] = "wikireact"
@@ -48,9 +46,7 @@ main()
 """
 
 
-def test_a_scripted_ask_loads_no_other_model_store_or_graph(
-    tmp_path: Path, snapshot_db: Path
-) -> None:
+def test_a_scripted_ask_loads_no_other_model_or_store(tmp_path: Path, snapshot_db: Path) -> None:
     report = tmp_path / "report.json"
     args = [*ask_args(snapshot_db, tmp_path, GOOD_RUN), "--db", str(tmp_path / "t.db")]
 
@@ -66,7 +62,6 @@ def test_a_scripted_ask_loads_no_other_model_store_or_graph(
     seen = json.loads(report.read_text())
     assert "Answer: yes" in done.stdout
     assert [m for m in NOT_USED if m in seen["modules"]] == []
-    assert seen["served_graph_built"] is False  # `build_graph` compiles the one it runs
     assert seen["gc"] is True
 
 
