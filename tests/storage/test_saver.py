@@ -1,4 +1,4 @@
-"""wikireact's checkpointer: LangGraph's conformance suite, old files, compact storage."""
+"""wikireact's checkpointer: LangGraph's conformance suite, old files, compact storage (deltas too)."""
 
 from __future__ import annotations
 
@@ -25,7 +25,9 @@ from support import (
 
 from wikireact import Context, MemorySource, ScriptedChatModel, build_graph
 from wikireact.models.scripted import ScriptOutput
+from wikireact.storage.materialise import delta_channels
 from wikireact.storage.sqlite.codec import CompressingSerializer, pack_writes, unpack_writes
+from wikireact.storage.sqlite.parent_deltas import CHAIN, ZP1
 from wikireact.storage.sqlite.saver import CompactSqliteSaver
 from wikireact.storage.sqlite.threads import _SCHEMA as threads_schema
 from wikireact.storage.sqlite.threads import SqliteThreads
@@ -228,3 +230,79 @@ def test_repeated_writes_of_a_task_follow_the_stock_rules(tmp_path: Path) -> Non
     ours = pending(SqliteThreads(tmp_path / "o.db").saver)
     assert ours == stock
     assert ("task1", "__interrupt__", "second") in ours and ("task1", "a", 1) in ours
+
+
+def test_checkpoints_stored_against_their_parent_read_back_exactly(tmp_path: Path) -> None:
+    """Most rows are deltas against their parent's bytes, at most CHAIN - 1 in a row."""
+    store = SqliteThreads(tmp_path / "o.db")
+    run_distinct(store.saver, 40)
+    types = [
+        t for (t,) in store.conn.execute("SELECT type FROM checkpoints ORDER BY checkpoint_id")
+    ]
+    assert sum(t.endswith(ZP1) for t in types) > 0.8 * len(types)
+    runs = "".join("d" if t.endswith(ZP1) else "k" for t in types).split("k")
+    assert max(len(run) for run in runs) == CHAIN - 1
+    stock_saver = SqliteSaver(sqlite3.connect(tmp_path / "s.db", check_same_thread=False))
+    run_distinct(stock_saver, 40)
+    assert list(states_of(SqliteThreads(tmp_path / "o.db").saver)) == list(states_of(stock_saver))
+
+
+def test_a_checkpoint_rewritten_under_its_children_keeps_them_readable(tmp_path: Path) -> None:
+    """Re-putting a checkpoint (as materialising does) first stores its delta children whole."""
+    store = SqliteThreads(tmp_path / "o.db")
+    run_distinct(store.saver, 12)
+    before = list(states_of(store.saver))
+    (parent_id,) = store.conn.execute(
+        "SELECT parent_checkpoint_id FROM checkpoints WHERE type LIKE ? "
+        "ORDER BY checkpoint_id LIMIT 1 OFFSET 10",
+        ("%" + ZP1,),
+    ).fetchone()
+    saved = store.saver.get_tuple(
+        {"configurable": {**thread()["configurable"], "checkpoint_id": parent_id}}
+    )
+    assert saved is not None and saved.parent_config is not None
+    values = dict(reversed(saved.checkpoint["channel_values"].items()))  # other bytes, same value
+    store.saver.put(
+        saved.parent_config, {**saved.checkpoint, "channel_values": values}, saved.metadata, {}
+    )
+    assert list(states_of(SqliteThreads(tmp_path / "o.db").saver)) == before
+
+
+def test_a_thread_pruned_by_another_process_continues_readably(
+    tmp_path: Path, wiki: MemorySource
+) -> None:
+    """A writer never stores a delta against a parent whose row changed since it wrote it."""
+    store = SqliteThreads(tmp_path / "o.db")
+    graph = build_graph(store.saver, model=ScriptedChatModel(outputs=GOOD_RUN), wiki=wiki)
+    graph.invoke({"question": QUESTION}, thread(), context=Context(max_steps=2))
+    other = SqliteThreads(tmp_path / "o.db")  # another process: its own saver, its own caches
+    other.saver.prune([thread()["configurable"]["thread_id"]], channels=delta_channels([graph]))
+    graph.update_state(thread(), {"status": "running"}, as_node="observe")
+    out = graph.invoke(None, thread(), context=Context(max_steps=5))
+    assert out["answer"] == "yes"
+    fresh = build_graph(SqliteThreads(tmp_path / "o.db").saver)
+    assert [untimed(s.values) for s in fresh.get_state_history(thread())] == [
+        untimed(s.values) for s in graph.get_state_history(thread())
+    ]
+
+
+def test_a_thread_stored_before_parent_deltas_resumes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file of the version before `parent_deltas` (every blob zlib'd alone) reads and resumes."""
+    db = tmp_path / "threads.db"
+    with monkeypatch.context() as patch:
+        patch.setattr("wikireact.storage.sqlite.saver.plain_payload", lambda s, o: s.dumps_typed(o))
+        patch.setattr("wikireact.storage.sqlite.parent_deltas.CHAIN", 1)
+        store = SqliteThreads(db)
+        run_distinct(store.saver, 40, fail_at=30)
+        store.close()
+    old = {t for (t,) in sqlite3.connect(db).execute("SELECT type FROM checkpoints")}
+    assert "msgpack+zlib" in old and not any(t.endswith(ZP1) for t in old)
+
+    store = SqliteThreads(db)
+    assert build_graph(store.saver).get_state(thread()).values["steps"] == 29
+    run_distinct(store.saver, 40)
+    stock_saver = SqliteSaver(sqlite3.connect(tmp_path / "s.db", check_same_thread=False))
+    run_distinct(stock_saver, 40)
+    assert list(states_of(SqliteThreads(db).saver)) == list(states_of(stock_saver))

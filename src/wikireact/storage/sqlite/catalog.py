@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from wikireact.storage.sqlite.parent_deltas import with_payloads
 from wikireact.storage.sqlite.threads import SqliteThreads
 from wikireact.storage.thread_info import (
     Latest,
@@ -19,7 +20,8 @@ _SIZES = (
     "SELECT thread_id, 0, sum(length(data)) FROM value_chunks GROUP BY thread_id",
 )
 _LATEST = (
-    "SELECT c.thread_id, c.type, c.checkpoint FROM checkpoints c JOIN ("
+    "SELECT c.thread_id, c.checkpoint_ns, c.checkpoint_id, c.parent_checkpoint_id, c.type, "
+    "c.checkpoint FROM checkpoints c JOIN ("
     "SELECT thread_id, max(checkpoint_id) AS head FROM checkpoints WHERE checkpoint_ns = '' "
     "GROUP BY thread_id) h ON c.thread_id = h.thread_id AND c.checkpoint_ns = '' "
     "AND c.checkpoint_id = h.head"
@@ -45,9 +47,9 @@ def list_threads(store: SqliteThreads) -> list[ThreadInfo]:
                 entry = sizes.setdefault(thread_id, Sizes())
                 entry.checkpoints += count
                 entry.bytes += size or 0
-        heads = cur.execute(_LATEST).fetchall()
+        heads = with_payloads(cur, cur.execute(_LATEST).fetchall())
     latest = {}
-    for thread_id, type_, blob in heads:
+    for thread_id, _, _, _, type_, blob in heads:
         checkpoint = saver._load_checkpoint(type_, blob)
         values = checkpoint["channel_values"]
         latest[thread_id] = Latest(

@@ -6,7 +6,7 @@
 - `dump_metadata` / `load_metadata`: checkpoint metadata as squeezed compact JSON
   (plain JSON, as the stock saver wrote it, still loads).
 - `CompressingSerializer`: the strict value serializer (`wikireact.storage.serde`) with zlib
-  on large values.
+  on large values; `plain_payload` serializes without it (for blobs compressed otherwise).
 """
 
 from __future__ import annotations
@@ -135,3 +135,13 @@ class CompressingSerializer(StrictSerializer):
         if kind.endswith("+zlib"):
             return super().loads_typed((kind.removesuffix("+zlib"), zlib.decompress(payload)))
         return super().loads_typed(data)
+
+
+def plain_payload(serde: Any, obj: Any) -> tuple[str, bytes]:
+    """Serialize `obj` with `serde`, but without `CompressingSerializer`'s zlib.
+
+    For a blob the caller compresses itself: zlib'd alone, it compresses no further.
+    """
+    if isinstance(serde, CompressingSerializer):
+        return StrictSerializer.dumps_typed(serde, obj)
+    return cast(tuple[str, bytes], serde.dumps_typed(obj))

@@ -3,7 +3,8 @@
 Every checkpoint that is kept while an ancestor goes is first *materialised*
 (`wikireact.storage.materialise`): its delta channels are written whole into its row, in
 their own commit, before anything older is deleted, so a crash in between leaves a thread
-that reads as before. Then the unkept checkpoints, their `task_writes` and the
+that reads as before. Then the kept checkpoints stored against an unkept parent are stored
+whole (`wikireact.storage.sqlite.parent_deltas`), the unkept checkpoints, their `task_writes` and the
 `value_chunks` pieces no kept checkpoint references go in one transaction, and the
 saver's caches forget the thread. A kept checkpoint keeps its parent id even when the
 parent is gone (`get_state` shows the same parent; reads stop there).
@@ -11,7 +12,7 @@ parent is gone (`get_state` shows the same parent; reads stop there).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
@@ -61,6 +62,11 @@ class CompactSqliteSaver(Protocol):
     def forget(self, thread_ids: Iterable[str]) -> None:
         """Drop what the caches hold of these threads."""
 
+    def keyframe_children(
+        self, cur: Any, thread_id: str, ns: str, parents: Collection[str], skip: Collection[str]
+    ) -> None:
+        """Store whole the checkpoints stored against a parent in `parents`."""
+
 
 def _config(thread_id: str, ns: str, checkpoint_id: str | None) -> RunnableConfig:
     configurable = {"thread_id": thread_id, "checkpoint_ns": ns}
@@ -89,6 +95,8 @@ def _materialise(saver: CompactSqliteSaver, keys: Sequence[Key], specs: Specs | 
 def _delete(saver: CompactSqliteSaver, doomed: Sequence[Key]) -> None:
     """Delete these checkpoints, their writes and the pieces no remaining checkpoint uses."""
     with saver.cursor() as cur:
+        for (thread_id, ns), ids in _by_namespace(doomed).items():
+            saver.keyframe_children(cur, thread_id, ns, ids, ids)
         cur.executemany(
             "DELETE FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
             doomed,
@@ -117,6 +125,13 @@ def _delete(saver: CompactSqliteSaver, doomed: Sequence[Key]) -> None:
                 [(thread_id, ns, d) for (d,) in stored if d not in used],
             )
         saver.forget({key[0] for key in doomed})
+
+
+def _by_namespace(keys: Iterable[Key]) -> dict[tuple[str, str], set[str]]:
+    out: dict[tuple[str, str], set[str]] = {}
+    for thread_id, ns, checkpoint_id in keys:
+        out.setdefault((thread_id, ns), set()).add(checkpoint_id)
+    return out
 
 
 def prune(

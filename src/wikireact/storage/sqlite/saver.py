@@ -6,7 +6,8 @@ so `CompactSqliteSaver` keeps the stock `checkpoints` table but (encodings: `wik
 
 - writes channel versions as integers, not ~50-character strings;
 - compresses each checkpoint blob and its metadata against a preset dictionary of the names
-  every checkpoint repeats (`list(filter=...)` matches metadata in Python, not in SQL);
+  every checkpoint repeats (`list(filter=...)` matches metadata in Python, not in SQL), and
+  most checkpoint blobs against their parent's too (`wikireact.storage.sqlite.parent_deltas`);
 - stores each task's writes as ONE row of `task_writes` instead of one `writes` row per
   channel, each repeating thread, checkpoint and task ids;
 - stores a large list or dict snapshot of a delta channel (the trajectory, the audit trail)
@@ -36,7 +37,7 @@ import random
 import sqlite3
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Generator, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, cast
 
@@ -66,10 +67,11 @@ from wikireact.storage.sqlite.codec import (
     load_metadata,
     metadata_matches,
     pack_writes,
-    squeeze,
+    plain_payload,
     unpack_writes,
     unsqueeze,
 )
+from wikireact.storage.sqlite.parent_deltas import DeltaWriter, keyframe_children, with_payloads
 from wikireact.storage.sqlite.value_chunks import (
     ChunkWriter,
     assemble,
@@ -221,6 +223,7 @@ class CompactSqliteSaver(BaseCheckpointSaver[Any]):
         self._nodes: OrderedDict[Key, Node] = OrderedDict()
         self._writes: OrderedDict[Key, TaskWrites] = OrderedDict()
         self._chunks = ChunkWriter(self.serde)
+        self._deltas = DeltaWriter()
 
     @contextmanager
     def cursor(self, transaction: bool = True) -> Iterator[sqlite3.Cursor]:
@@ -328,13 +331,20 @@ class CompactSqliteSaver(BaseCheckpointSaver[Any]):
         if chunked:  # stored in `value_chunks`, referenced from the row's `chunks`
             values = {k: v for k, v in values.items() if k not in chunked}
             checkpoint = {**checkpoint, "channel_values": values}
-        type_, blob = self.serde.dumps_typed(checkpoint)
-        if (squeezed := squeeze(blob)) is not None:
-            type_, blob = type_ + ZD1, squeezed
+        payload = plain_payload(self.serde, checkpoint)
         meta = dump_metadata(get_checkpoint_metadata(config, metadata))
         refs = encode_refs({ch: (c.kind, c.digests) for ch, c in chunked.items()})
+        parent_id = configurable.get("checkpoint_id")
         with self.cursor() as cur:
             self._nodes.pop((thread_id, ns, checkpoint["id"]), None)
+            if cur.execute(
+                "SELECT 1 FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? "
+                "AND checkpoint_id = ?",
+                (thread_id, ns, checkpoint["id"]),
+            ).fetchone():  # rewritten (materialised): its delta children must not need it
+                keyframe_children(cur, thread_id, ns, {checkpoint["id"]})
+            stored = self._deltas.encode(cur, thread_id, ns, checkpoint["id"], parent_id, payload)
+            type_, blob = stored.row
             if new := [(thread_id, ns, *piece) for c in chunked.values() for piece in c.new]:
                 cur.executemany("INSERT OR IGNORE INTO value_chunks VALUES (?, ?, ?, ?, ?)", new)
             cur.execute(
@@ -343,7 +353,7 @@ class CompactSqliteSaver(BaseCheckpointSaver[Any]):
                     thread_id,
                     ns,
                     checkpoint["id"],
-                    configurable.get("checkpoint_id"),
+                    parent_id,
                     type_,
                     blob,
                     meta,
@@ -353,6 +363,7 @@ class CompactSqliteSaver(BaseCheckpointSaver[Any]):
             )
         for ch, c in chunked.items():
             self._chunks.stored((thread_id, ns, ch), c)
+        self._deltas.stored(thread_id, ns, stored)
         return {
             "configurable": {
                 "thread_id": thread_id,
@@ -425,6 +436,7 @@ class CompactSqliteSaver(BaseCheckpointSaver[Any]):
             row = cur.fetchone()
             if row is None:
                 return None
+            row = with_payloads(cur, [row])[0]
             stored = self._stored_writes(cur, [tuple(row[:3])])
             pieces = self._pieces(cur, [row])
         return self._tuple(row, stored.get(tuple(row[:3]), []), pieces)
@@ -467,10 +479,12 @@ class CompactSqliteSaver(BaseCheckpointSaver[Any]):
             rows = [row for row in rows if metadata_matches(load_metadata(row[6]), filter)][:limit]
         stored: dict[Key, StoredWrites] = {}
         pieces: dict[bytes, tuple[str, bytes]] = {}
-        if with_writes and rows:
+        if rows:
             with self.cursor(transaction=False) as cur:
-                stored = self._stored_writes(cur, [tuple(row[:3]) for row in rows])
-                pieces = self._pieces(cur, rows)
+                rows = with_payloads(cur, rows)
+                if with_writes:
+                    stored = self._stored_writes(cur, [tuple(row[:3]) for row in rows])
+                    pieces = self._pieces(cur, rows)
         tuples = [
             self._tuple(row, stored.get(tuple(row[:3]), []), pieces if with_writes else None)
             for row in rows
@@ -493,6 +507,7 @@ class CompactSqliteSaver(BaseCheckpointSaver[Any]):
             self._nodes.clear()
             self._writes.clear()
             self._chunks.forget(str(thread_id))
+            self._deltas.forget({str(thread_id)})
             for table in _THREAD_TABLES:
                 cur.execute(f"DELETE FROM {table} WHERE thread_id = ?", (str(thread_id),))
 
@@ -536,8 +551,16 @@ class CompactSqliteSaver(BaseCheckpointSaver[Any]):
         """Drop what the caches hold of these threads (their rows changed); call under the lock."""
         self._nodes.clear()
         self._writes.clear()
-        for thread_id in thread_ids:
-            self._chunks.forget(str(thread_id))
+        names = {str(t) for t in thread_ids}
+        for thread_id in names:
+            self._chunks.forget(thread_id)
+        self._deltas.forget(names)
+
+    def keyframe_children(
+        self, cur: Any, thread_id: str, ns: str, parents: Collection[str], skip: Collection[str]
+    ) -> None:
+        """Store whole the checkpoints stored against a parent in `parents` (about to go)."""
+        keyframe_children(cur, thread_id, ns, parents, skip)
 
     def get_delta_channel_history(
         self, *, config: RunnableConfig, channels: Sequence[str]
@@ -573,12 +596,19 @@ class CompactSqliteSaver(BaseCheckpointSaver[Any]):
                 active -= held
             lineage.close()  # stops a recursive query still under way
             seed_rows = {
-                cid: cur.execute(
-                    "SELECT type, checkpoint, chunks FROM checkpoints WHERE thread_id = ? "
-                    "AND checkpoint_ns = ? AND checkpoint_id = ?",
-                    (thread_id, ns, cid),
-                ).fetchone()
-                for cid in set(seed_at.values())
+                row[2]: (row[4], row[5], row[6])
+                for row in with_payloads(
+                    cur,
+                    [
+                        cur.execute(
+                            f"SELECT {_COLUMNS.removesuffix(', metadata')}, chunks FROM "
+                            "checkpoints WHERE thread_id = ? AND checkpoint_ns = ? "
+                            "AND checkpoint_id = ?",
+                            (thread_id, ns, cid),
+                        ).fetchone()
+                        for cid in set(seed_at.values())
+                    ],
+                )
             }
             pieces = self._piece_data(
                 cur,
