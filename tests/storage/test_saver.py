@@ -30,7 +30,7 @@ from wikireact.storage.sqlite.codec import CompressingSerializer, pack_writes, u
 from wikireact.storage.sqlite.parent_deltas import CHAIN, ZP1
 from wikireact.storage.sqlite.saver import CompactSqliteSaver
 from wikireact.storage.sqlite.threads import _SCHEMA as threads_schema
-from wikireact.storage.sqlite.threads import SqliteThreads
+from wikireact.storage.sqlite.threads import PAGE_SIZE, SqliteThreads
 from wikireact.storage.sqlite.value_chunks import decode_refs
 
 
@@ -306,3 +306,16 @@ def test_a_thread_stored_before_parent_deltas_resumes(
     stock_saver = SqliteSaver(sqlite3.connect(tmp_path / "s.db", check_same_thread=False))
     run_distinct(stock_saver, 40)
     assert list(states_of(SqliteThreads(db).saver)) == list(states_of(stock_saver))
+
+
+def test_a_new_file_has_large_pages_and_an_old_file_keeps_its_own(tmp_path: Path) -> None:
+    """8 KiB pages keep a page's text (~1.5 KB compressed) out of an overflow page of its own."""
+    new = SqliteThreads(tmp_path / "new.db")
+    assert new.conn.execute("PRAGMA page_size").fetchone()[0] == PAGE_SIZE == 8192
+    old = sqlite3.connect(tmp_path / "old.db")
+    old.executescript("PRAGMA page_size = 4096; PRAGMA journal_mode = WAL;")  # an older file
+    old.close()
+    store = SqliteThreads(tmp_path / "old.db")
+    assert store.conn.execute("PRAGMA page_size").fetchone()[0] == 4096
+    run_distinct(store.saver, 8)
+    assert build_graph(store.saver).get_state(thread()).values["steps"] == 8
