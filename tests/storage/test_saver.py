@@ -26,7 +26,7 @@ from support import (
 from wikireact import Context, MemorySource, ScriptedChatModel, build_graph
 from wikireact.models.scripted import ScriptOutput
 from wikireact.storage.materialise import delta_channels
-from wikireact.storage.sqlite.codec import CompressingSerializer, pack_writes, unpack_writes
+from wikireact.storage.sqlite.codec import ZDICT, CompressingSerializer, pack_writes, unpack_writes
 from wikireact.storage.sqlite.parent_deltas import CHAIN, ZP1
 from wikireact.storage.sqlite.saver import CompactSqliteSaver
 from wikireact.storage.sqlite.threads import _SCHEMA as threads_schema
@@ -289,11 +289,13 @@ def test_a_thread_pruned_by_another_process_continues_readably(
 def test_a_thread_stored_before_parent_deltas_resumes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A file of the version before `parent_deltas` (every blob zlib'd alone) reads and resumes."""
+    """A long thread of the version before `parent_deltas` (every blob zlib'd alone, streams
+    against `ZDICT`) reads and resumes."""
     db = tmp_path / "threads.db"
     with monkeypatch.context() as patch:
         patch.setattr("wikireact.storage.sqlite.saver.plain_payload", lambda s, o: s.dumps_typed(o))
         patch.setattr("wikireact.storage.sqlite.parent_deltas.CHAIN", 1)
+        patch.setattr("wikireact.storage.sqlite.codec.ZDICT_2", ZDICT)
         store = SqliteThreads(db)
         run_distinct(store.saver, 40, fail_at=30)
         store.close()
@@ -319,3 +321,29 @@ def test_a_new_file_has_large_pages_and_an_old_file_keeps_its_own(tmp_path: Path
     assert store.conn.execute("PRAGMA page_size").fetchone()[0] == 4096
     run_distinct(store.saver, 8)
     assert build_graph(store.saver).get_state(thread()).values["steps"] == 8
+
+
+def test_a_file_written_before_parent_deltas_reads_and_resumes(
+    tmp_path: Path, wiki: MemorySource
+) -> None:
+    """tests/data/threads_before_parent_deltas.db: GOOD_RUN stopped at step 3 by the version
+    before `parent_deltas` and `ZDICT_2` (blobs zlib'd alone, streams against `ZDICT`, 4 KiB
+    pages); it reads, lists and resumes as a thread written today does."""
+    db = tmp_path / "threads.db"
+    db.write_bytes(
+        (Path(__file__).parent.parent / "data" / "threads_before_parent_deltas.db").read_bytes()
+    )
+    store = SqliteThreads(db)
+    graph = build_graph(store.saver, model=ScriptedChatModel(outputs=GOOD_RUN), wiki=wiki)
+    config = thread("before")
+    old = [untimed(s.values) for s in graph.get_state_history(config)]
+    assert old[0]["steps"] == 2 and len(old) == 10
+    out = graph.invoke(None, config)
+    assert out["answer"] == "yes" and [s["action"] for s in out["trajectory"]] == [
+        "Search[Scott Derrickson]",
+        "Search[Ed Wood]",
+        "Lookup[born]",
+        "Finish[yes]",
+    ]
+    fresh = build_graph(SqliteThreads(db).saver)
+    assert [untimed(s.values) for s in fresh.get_state_history(config)][-10:] == old

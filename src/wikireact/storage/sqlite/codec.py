@@ -1,7 +1,8 @@
 """How wikireact's checkpointer encodes what it stores: small, and readable back exactly.
 
-- `squeeze`: zlib against `ZDICT`, a preset dictionary of the names every checkpoint and
-  write repeats (channels, nodes, fields), so even a 300-byte blob compresses ~2.5x.
+- `squeeze`: zlib against `ZDICT_2`, a preset dictionary of the names every checkpoint and
+  write repeats (channels, nodes, fields, metadata), so even a 300-byte blob compresses ~2.5x
+  (streams compressed against the first one, `ZDICT`, still read).
 - `pack_writes`: all writes of one task in one blob (one row instead of one per channel).
 - `dump_metadata` / `load_metadata`: checkpoint metadata as squeezed compact JSON
   (plain JSON, as the stock saver wrote it, still loads).
@@ -41,9 +42,33 @@ _NAMES = (
     "protocol text tools calls args started_at ended_at approval decision approved edited by "
     "original_action note verb arguments title keyword attempted audit"
 ).split(" ")
-ZDICT = b"".join(bytes([0xA0 | min(len(n), 31)]) + n.encode()[:31] for n in _NAMES)
-"""zlib preset dictionary: msgpack-encoded names. FROZEN: stored blobs depend on its bytes;
-to change it, add a new tag next to `ZD1` and keep this one readable."""
+_NAMES_2 = (
+    "shown sentence_index sentence cleared model_seconds wiki_seconds citations supported "
+    "stop_reason model_calls pages_read context lessons context_exhausted recursion_limit "
+    "unverified plan model wiki live max_steps repetition_limit observation_cap context_tokens "
+    "keep_observations max_model_calls max_input_tokens max_output_tokens approve "
+    "verify_finish method react task hotpotqa"
+).split(" ")
+_METADATA_2 = (
+    '{"source":"input","step":-1,"parents":{},"run_id":"'
+    '{"source":"loop","step":1,"parents":{},"counters_since_delta_snapshot":{'
+    '"trajectory":[1,1],"usage":[1,1],"audit":[1,1],"page_sentences":[1,1],"proposals":[1,1],'
+    '"current":[1,1],"pages_read":[1,1]}}'
+)
+
+
+def _msgpack_names(names: list[str]) -> bytes:
+    return b"".join(bytes([0xA0 | min(len(n), 31)]) + n.encode()[:31] for n in names)
+
+
+ZDICT = _msgpack_names(_NAMES)
+"""zlib preset dictionary: msgpack-encoded names. FROZEN: stored blobs depend on its bytes
+(a stream names its dictionary by checksum: `dictionary_of`)."""
+ZDICT_2 = ZDICT + _msgpack_names(_NAMES_2) + _METADATA_2.encode()
+"""The dictionary `squeeze` uses: `ZDICT`, the names added since (evidence, context fitting,
+the stored context) and the checkpoint metadata's JSON. FROZEN as `ZDICT` is."""
+DICTIONARIES = (ZDICT, ZDICT_2)
+"""Every preset dictionary a stored stream may have been compressed with, oldest first."""
 _RAW_WRITES, _ZD1_WRITES = b"\x00", b"\x01"
 _WRITE_HEAD = struct.Struct("<iHHI")
 
@@ -51,18 +76,33 @@ Write = tuple[int, str, str, bytes]
 """A stored write: index in its task, channel, serialized type tag, serialized value."""
 
 
+def dictionary_of(stream: bytes, candidates: Iterable[bytes]) -> bytes:
+    """Return the candidate preset dictionary a zlib stream was compressed with.
+
+    A zlib stream with a preset dictionary names it in its header (its Adler-32 checksum);
+    a stream without one, or naming none of them, gets the first candidate.
+    """
+    options = list(candidates)
+    if len(stream) >= 6 and stream[1] & 0x20:
+        wanted = int.from_bytes(stream[2:6], "big")
+        for option in options:
+            if zlib.adler32(option) == wanted:
+                return option
+    return options[0]
+
+
 def squeeze(data: bytes) -> bytes | None:
-    """Compress `data` against `ZDICT`; None when that does not make it smaller."""
+    """Compress `data` against `ZDICT_2`; None when that does not make it smaller."""
     if len(data) <= SQUEEZE_OVER:
         return None
-    packer = zlib.compressobj(1, zdict=ZDICT)
+    packer = zlib.compressobj(1, zdict=ZDICT_2)
     packed = packer.compress(data) + packer.flush()
     return packed if len(packed) < len(data) else None
 
 
 def unsqueeze(data: bytes) -> bytes:
-    """Undo `squeeze`."""
-    unpacker = zlib.decompressobj(zdict=ZDICT)
+    """Undo `squeeze` (of this version, `ZDICT_2`, or of an earlier one, `ZDICT`)."""
+    unpacker = zlib.decompressobj(zdict=dictionary_of(data, DICTIONARIES))
     return unpacker.decompress(data) + unpacker.flush()
 
 

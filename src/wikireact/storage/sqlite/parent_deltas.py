@@ -4,7 +4,7 @@ Consecutive checkpoints of a thread differ in a few channel values and versions,
 held every one of them again: compressed alone a checkpoint of the 97-step reading episode
 (bench/checkpoint_growth.py) cost ~630 B, a third of the file; compressed against its
 parent's bytes ~130 B. `CompactSqliteSaver` therefore stores a checkpoint as zlib against a
-preset dictionary of `ZDICT` and its parent's serialized checkpoint (type tag suffix `ZP1`),
+preset dictionary of `ZDICT_2` and its parent's serialized checkpoint (type tag suffix `ZP1`),
 at most `CHAIN - 1` in a row; the next is stored alone (`ZD1`, a keyframe), so reading one
 decompresses at most `CHAIN` blobs.
 
@@ -25,10 +25,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from wikireact.errors import ThreadsError
-from wikireact.storage.sqlite.codec import ZD1, ZDICT, squeeze, unsqueeze
+from wikireact.storage.sqlite.codec import (
+    DICTIONARIES,
+    ZD1,
+    ZDICT_2,
+    dictionary_of,
+    squeeze,
+    unsqueeze,
+)
 
 ZP1 = "+zp1"
-"""Type-tag suffix of a checkpoint blob compressed against `ZDICT` + its parent's payload."""
+"""Type-tag suffix of a checkpoint blob compressed against `ZDICT_2` + its parent's payload."""
 CHAIN = 16
 """At most this many blobs are decompressed to read one checkpoint (a keyframe, then deltas)."""
 REMEMBERED_THREADS = 256
@@ -41,19 +48,20 @@ Payload = tuple[str, bytes]
 """A checkpoint as its serializer gave it: type tag, bytes."""
 
 
-def _dictionary(base: bytes) -> bytes:
-    return (ZDICT + base)[-_WINDOW:]
+def _dictionary(names: bytes, base: bytes) -> bytes:
+    return (names + base)[-_WINDOW:]
 
 
 def compress_against(payload: bytes, base: bytes) -> bytes:
-    """Compress `payload` with `ZDICT` and `base` (the parent's payload) as dictionary."""
-    packer = zlib.compressobj(1, zdict=_dictionary(base))
+    """Compress `payload` with `ZDICT_2` and `base` (the parent's payload) as dictionary."""
+    packer = zlib.compressobj(1, zdict=_dictionary(ZDICT_2, base))
     return packer.compress(payload) + packer.flush()
 
 
 def decompress_against(data: bytes, base: bytes) -> bytes:
-    """Undo `compress_against`."""
-    unpacker = zlib.decompressobj(zdict=_dictionary(base))
+    """Undo `compress_against` (against either of the codec's `DICTIONARIES`)."""
+    zdict = dictionary_of(data, (_dictionary(names, base) for names in reversed(DICTIONARIES)))
+    unpacker = zlib.decompressobj(zdict=zdict)
     return unpacker.decompress(data) + unpacker.flush()
 
 
