@@ -112,15 +112,16 @@ def keyframe_children(
     """Rewrite as keyframes the delta rows whose parent is in `parents` (not those in `skip`)."""
     if not parents:
         return
-    children = [
-        row
-        for row in cur.execute(
-            "SELECT checkpoint_id, parent_checkpoint_id, type, checkpoint FROM checkpoints "
+    ids = [
+        checkpoint_id
+        for checkpoint_id, parent_id in cur.execute(
+            "SELECT checkpoint_id, parent_checkpoint_id FROM checkpoints "
             "WHERE thread_id = ? AND checkpoint_ns = ? AND type LIKE ?",
             (thread_id, ns, "%" + ZP1),
         ).fetchall()
-        if row[1] in parents and row[0] not in skip
+        if parent_id in parents and checkpoint_id not in skip
     ]
+    children = [row for cid in ids if (row := _fetch(cur, thread_id, ns, cid)) is not None]
     for checkpoint_id, (type_, payload) in resolve(cur, thread_id, ns, children).items():
         cur.execute(
             "UPDATE checkpoints SET type = ?, checkpoint = ? WHERE thread_id = ? "
