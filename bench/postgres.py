@@ -37,6 +37,7 @@ from table import Row, print_rows
 
 from wikireact import Context, MemorySource, ScriptedChatModel, build_graph
 from wikireact.errors import PgUnavailableError
+from wikireact.storage.postgres import layout
 from wikireact.storage.postgres.cluster import PgCluster
 from wikireact.storage.sqlite.threads import SqliteThreads
 from wikireact.storage.threads import Threads, open_threads
@@ -49,7 +50,7 @@ QUESTIONS = 60
 DELAY_S = 0.2
 WORKERS = 3
 TARGET_SPEEDUP = 2.7
-TABLES = ("checkpoints", "checkpoint_blobs", "checkpoint_writes")
+TABLES = layout.TABLES
 
 
 def step_ms(store: Threads) -> float:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from wikireact.storage.postgres import layout
 from wikireact.storage.postgres.threads import PostgresThreads
 from wikireact.storage.thread_info import (
     Latest,
@@ -12,13 +13,17 @@ from wikireact.storage.thread_info import (
     timestamp,
 )
 
-TABLES = ("checkpoints", "checkpoint_blobs", "checkpoint_writes", "wikireact_threads")
+TABLES = (*layout.TABLES, "wikireact_threads")
 _SIZES = (
     "SELECT thread_id, count(*) AS n, sum(pg_column_size(checkpoint) "
     "+ pg_column_size(metadata)) AS size FROM checkpoints GROUP BY thread_id",
     "SELECT thread_id, 0 AS n, sum(pg_column_size(blob)) AS size FROM checkpoint_blobs "
     "GROUP BY thread_id",
     "SELECT thread_id, 0 AS n, sum(pg_column_size(blob)) AS size FROM checkpoint_writes "
+    "GROUP BY thread_id",
+    f"SELECT thread_id, 0 AS n, sum(pg_column_size(data)) AS size FROM {layout.TASK_WRITES} "
+    "GROUP BY thread_id",
+    f"SELECT thread_id, 0 AS n, sum(pg_column_size(data)) AS size FROM {layout.PIECES} "
     "GROUP BY thread_id",
 )
 _LATEST = """

@@ -4,11 +4,11 @@
 `DeltaChannel` (every wikireact thread) and implements neither `copy_thread` nor
 `delete_for_runs`. For its subclass `NulSafePostgresSaver`, every checkpoint kept while an ancestor goes is first
 *materialised* (`wikireact.storage.materialise`): each delta channel's value is stored as a
-blob at its current version and marked in the checkpoint, as `PostgresSaver.put` stores a
-snapshot, so stock reads stop there. Then, in one transaction, the unkept checkpoints,
-their writes and the blobs no kept checkpoint references go. A kept checkpoint keeps its
-parent id (`get_state` shows the same parent; reads stop at it). The tables keep the stock
-layout: the stock `PostgresSaver` reads a pruned thread as this saver does.
+blob at its current version (a large one in pieces, `wikireact.storage.postgres.layout`) and
+marked in the checkpoint, as `PostgresSaver.put` stores a snapshot, so reads stop there.
+Then, in one transaction, the unkept checkpoints, their writes (both layouts), the blobs
+no kept checkpoint references and the pieces no kept blob references go. A kept
+checkpoint keeps its parent id (`get_state` shows the same parent; reads stop at it).
 """
 
 from __future__ import annotations
@@ -20,19 +20,22 @@ from langchain_core.runnables import RunnableConfig
 from psycopg.types.json import Jsonb
 
 from wikireact.storage.materialise import Specs, check_prune_args, full_values
+from wikireact.storage.postgres.layout import (
+    COLUMNS,
+    PIECES,
+    PIECES_TYPE,
+    TABLES,
+    StoredPieces,
+    channel_versions,
+)
 
 if TYPE_CHECKING:
-    from langgraph.checkpoint.postgres import PostgresSaver
     from psycopg import Cursor
+
+    from wikireact.storage.postgres.saver import NulSafePostgresSaver as PostgresSaver
 
 Key = tuple[str, str, str]
 """(thread id, checkpoint namespace, checkpoint id)."""
-TABLES = ("checkpoints", "checkpoint_blobs", "checkpoint_writes")
-_COLUMNS = {
-    "checkpoints": "checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata",
-    "checkpoint_blobs": "checkpoint_ns, channel, version, type, blob",
-    "checkpoint_writes": "checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob",
-}
 _SAVE_FULL_VALUE = """
 INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob)
 VALUES (%s, %s, %s, %s, %s, %s)
@@ -44,14 +47,12 @@ UPDATE checkpoints SET checkpoint = jsonb_set(
     checkpoint, '{channel_values}', (checkpoint -> 'channel_values') || %s::jsonb)
 WHERE thread_id = %s AND checkpoint_ns = %s AND checkpoint_id = %s
 """
-_UNUSED_BLOBS = """
-DELETE FROM checkpoint_blobs b
-WHERE b.thread_id = %s AND b.checkpoint_ns = %s AND NOT EXISTS (
-    SELECT 1 FROM checkpoints c
-    WHERE c.thread_id = b.thread_id AND c.checkpoint_ns = b.checkpoint_ns
-    AND c.checkpoint -> 'channel_versions' ->> b.channel = b.version
+_PIECES_IN_USE = (
+    "SELECT blob FROM checkpoint_blobs WHERE thread_id = %s AND checkpoint_ns = %s AND type = %s"
 )
-"""
+_UNUSED_PIECES = (
+    f"DELETE FROM {PIECES} WHERE thread_id = %s AND checkpoint_ns = %s AND NOT digest = ANY(%s)"
+)
 
 
 def _config(thread_id: str, ns: str, checkpoint_id: str) -> RunnableConfig:
@@ -74,25 +75,59 @@ def _materialise(saver: PostgresSaver, keys: Sequence[Key], specs: Specs | None)
             found.append((key, full, versions))
     if not found:
         return
+    stand_ins = [saver.store_pieces(key[0], key[1], full) for key, full, _ in found]
     with saver._cursor() as cur, cur.connection.transaction():
-        for (thread_id, ns, checkpoint_id), full, versions in found:
-            cur.executemany(_SAVE_FULL_VALUE, saver._dump_blobs(thread_id, ns, full, versions))
+        for ((thread_id, ns, checkpoint_id), full, versions), pieced in zip(
+            found, stand_ins, strict=True
+        ):
+            values = {**full, **pieced}
+            cur.executemany(_SAVE_FULL_VALUE, saver._dump_blobs(thread_id, ns, values, versions))
             cur.execute(
                 _MARK_FULL_VALUES,
                 (Jsonb(dict.fromkeys(full, True)), thread_id, ns, checkpoint_id),
             )
 
 
+def _delete_unused_blobs(cur: Cursor[Any], thread_id: str, ns: str) -> None:
+    """Delete a thread namespace's blobs at versions no remaining checkpoint has."""
+    cur.execute(
+        "SELECT checkpoint -> 'channel_versions' AS versions, packed FROM checkpoints "
+        "WHERE thread_id = %s AND checkpoint_ns = %s",
+        (thread_id, ns),
+    )
+    used = {
+        (channel, str(version))
+        for row in cur.fetchall()
+        for channel, version in channel_versions(
+            {"channel_versions": row["versions"]}, row["packed"]
+        ).items()
+    }
+    cur.execute(
+        "SELECT channel, version FROM checkpoint_blobs WHERE thread_id = %s AND checkpoint_ns = %s",
+        (thread_id, ns),
+    )
+    unused = sorted({(r["channel"], r["version"]) for r in cur.fetchall()} - used)
+    if unused:
+        cur.execute(
+            "DELETE FROM checkpoint_blobs WHERE thread_id = %s AND checkpoint_ns = %s AND "
+            "(channel, version) IN (SELECT * FROM unnest(%s::text[], %s::text[]))",
+            (thread_id, ns, [u[0] for u in unused], [u[1] for u in unused]),
+        )
+
+
 def _delete(cur: Cursor[Any], doomed: Sequence[Key]) -> None:
-    """Delete these checkpoints, their writes and the blobs no remaining checkpoint uses."""
-    for table in ("checkpoints", "checkpoint_writes"):
+    """Delete these checkpoints, their writes, and the blobs and pieces nothing left uses."""
+    for table in ("checkpoints", "checkpoint_writes", "checkpoint_task_writes"):
         cur.executemany(
             f"DELETE FROM {table} WHERE thread_id = %s AND checkpoint_ns = %s "
             "AND checkpoint_id = %s",
             doomed,
         )
     for thread_id, ns in sorted({key[:2] for key in doomed}):
-        cur.execute(_UNUSED_BLOBS, (thread_id, ns))
+        _delete_unused_blobs(cur, thread_id, ns)
+        cur.execute(_PIECES_IN_USE, (thread_id, ns, PIECES_TYPE))
+        used = {d for row in cur.fetchall() for d in StoredPieces.load(row["blob"]).digests}
+        cur.execute(_UNUSED_PIECES, (thread_id, ns, sorted(used)))
 
 
 def prune(
@@ -125,6 +160,7 @@ def prune(
             ]
             if doomed:
                 _delete(cur, doomed)
+        saver.forget(thread_id)
 
 
 def delete_for_runs(saver: PostgresSaver, run_ids: Sequence[str], specs: Specs | None) -> None:
@@ -158,17 +194,19 @@ def delete_for_runs(saver: PostgresSaver, run_ids: Sequence[str], specs: Specs |
     _materialise(saver, orphans, specs)
     with saver._cursor() as cur, cur.connection.transaction():
         _delete(cur, sorted(doomed))
+    for thread_id in {key[0] for key in doomed}:
+        saver.forget(thread_id)
 
 
 def copy_thread(saver: PostgresSaver, source: str, target: str) -> None:
-    """Copy every checkpoint, blob and write of a thread to another id (rows it has are kept).
+    """Copy every checkpoint, blob, write and piece of a thread to another id (rows it has are kept).
 
     The whole parent chain is copied, so the target rebuilds its delta channels as the
     source does.
     """
     with saver._cursor() as cur, cur.connection.transaction():
         for table in TABLES:
-            columns = _COLUMNS[table]
+            columns = COLUMNS[table]
             cur.execute(
                 f"INSERT INTO {table} (thread_id, {columns}) "
                 f"SELECT %s, {columns} FROM {table} WHERE thread_id = %s ON CONFLICT DO NOTHING",

@@ -10,9 +10,8 @@ thread that another process took over: its episodes stop at their next save
 (`LockLostError`), and another process continues them from their last checkpoint. The
 session outlives idle timeouts; TCP keepalives bound a vanished machine (`pg_connect`).
 Saves are one at a time per process either way (`PostgresSaver` holds a lock around
-every query, even on a pool). Other queries use a psycopg pool. The saver keeps its own
-string versions and serializer: PostgreSQL compresses large values itself, and wikireact's
-integer versions and zlib made the tables larger, not smaller (measured).
+every query, even on a pool). Other queries use a psycopg pool. The saver packs what it
+stores (`wikireact.storage.postgres.layout`): about the bytes per step of the SQLite store.
 """
 
 from __future__ import annotations
