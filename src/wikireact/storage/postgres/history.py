@@ -20,7 +20,7 @@ from wikireact.storage.postgres import layout
 from wikireact.storage.sqlite.codec import unpack_writes
 
 if TYPE_CHECKING:
-    from wikireact.storage.postgres.saver import NulSafePostgresSaver
+    from langgraph.checkpoint.postgres import PostgresSaver
 
 PAGE = 256
 """Checkpoint rows read per query while walking ancestors."""
@@ -46,7 +46,7 @@ class _Row:
 
 
 def delta_history(
-    saver: NulSafePostgresSaver,
+    saver: PostgresSaver,
     thread_id: str,
     ns: str,
     target: str,

@@ -30,9 +30,8 @@ from wikireact.storage.postgres.layout import (
 )
 
 if TYPE_CHECKING:
+    from langgraph.checkpoint.postgres import PostgresSaver
     from psycopg import Cursor
-
-    from wikireact.storage.postgres.saver import NulSafePostgresSaver as PostgresSaver
 
 Key = tuple[str, str, str]
 """(thread id, checkpoint namespace, checkpoint id)."""
@@ -55,6 +54,11 @@ _UNUSED_PIECES = (
 )
 
 
+def _packed(saver: PostgresSaver) -> Any:
+    """Return the saver as `NulSafePostgresSaver` (whose module imports this one: no import back)."""
+    return saver
+
+
 def _config(thread_id: str, ns: str, checkpoint_id: str) -> RunnableConfig:
     return {
         "configurable": {
@@ -75,7 +79,7 @@ def _materialise(saver: PostgresSaver, keys: Sequence[Key], specs: Specs | None)
             found.append((key, full, versions))
     if not found:
         return
-    stand_ins = [saver.store_pieces(key[0], key[1], full) for key, full, _ in found]
+    stand_ins = [_packed(saver).store_pieces(key[0], key[1], full) for key, full, _ in found]
     with saver._cursor() as cur, cur.connection.transaction():
         for ((thread_id, ns, checkpoint_id), full, versions), pieced in zip(
             found, stand_ins, strict=True
@@ -160,7 +164,7 @@ def prune(
             ]
             if doomed:
                 _delete(cur, doomed)
-        saver.forget(thread_id)
+        _packed(saver).forget(thread_id)
 
 
 def delete_for_runs(saver: PostgresSaver, run_ids: Sequence[str], specs: Specs | None) -> None:
@@ -195,7 +199,7 @@ def delete_for_runs(saver: PostgresSaver, run_ids: Sequence[str], specs: Specs |
     with saver._cursor() as cur, cur.connection.transaction():
         _delete(cur, sorted(doomed))
     for thread_id in {key[0] for key in doomed}:
-        saver.forget(thread_id)
+        _packed(saver).forget(thread_id)
 
 
 def copy_thread(saver: PostgresSaver, source: str, target: str) -> None:

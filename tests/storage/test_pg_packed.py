@@ -1,0 +1,169 @@
+"""The PostgreSQL store's packed layout reads back what LangGraph's `PostgresSaver` reads.
+
+`NulSafePostgresSaver` packs a task's writes in one row, keeps versions and delta counters
+compressed, and stores large delta snapshots in shared pieces
+(`wikireact.storage.postgres.layout`). A 60-step episode passes the pieces' size (32
+items) and the snapshot interval several times, so its checkpoints hold snapshots in
+pieces and delta channels rebuilt from ancestors. Threads the stock saver wrote (the
+stock layout) still read, and continue, through the packed saver.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import psycopg
+import pytest
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
+from langgraph.checkpoint.postgres import PostgresSaver
+from psycopg.rows import dict_row
+from support import AUDIT_TIMES, MANY_PAGES, QUESTION, distinct_steps, thread
+
+from wikireact import Context, MemorySource, ScriptedChatModel, build_graph
+from wikireact.errors import ModelCallError
+from wikireact.storage.materialise import delta_channels
+from wikireact.storage.postgres import layout
+from wikireact.storage.postgres.saver import NulSafePostgresSaver
+from wikireact.storage.serde import StrictSerializer
+
+STEPS = 60
+
+
+@pytest.fixture
+def stock(pg_url: str) -> Iterator[PostgresSaver]:
+    """The stock saver on the test's database (its own connection)."""
+    with psycopg.connect(
+        pg_url, autocommit=True, prepare_threshold=0, row_factory=dict_row
+    ) as conn:
+        saver = PostgresSaver(conn, serde=StrictSerializer())
+        saver.setup()
+        yield saver
+
+
+@pytest.fixture
+def packed(pg_url: str, stock: PostgresSaver) -> Iterator[NulSafePostgresSaver]:
+    """The store's saver on the same database (set up after the stock one)."""
+    with psycopg.connect(
+        pg_url, autocommit=True, prepare_threshold=0, row_factory=dict_row
+    ) as conn:
+        saver = NulSafePostgresSaver(conn)
+        saver.setup()
+        yield saver
+
+
+def run(saver: BaseCheckpointSaver, thread_id: str, *, fail_at: int | None = None) -> Any:
+    """Run the 60-step episode on a thread (the model failing at step `fail_at`); return the graph."""
+    errors = {fail_at: ConnectionError("down")} if fail_at is not None else {}
+    model = ScriptedChatModel(outputs=distinct_steps(STEPS), errors=errors)
+    graph = build_graph(saver, model=model, wiki=MemorySource(MANY_PAGES))
+    try:
+        graph.invoke(
+            {"question": QUESTION},
+            thread(thread_id),
+            context=Context(max_steps=STEPS, repetition_limit=STEPS),
+        )
+    except ModelCallError:
+        pass
+    return graph
+
+
+def comparable(value: Any) -> Any:
+    """A state's values without the wall-clock fields (`AUDIT_TIMES`) that differ between runs."""
+    if isinstance(value, dict):
+        return {k: comparable(v) for k, v in value.items() if k not in AUDIT_TIMES}
+    if isinstance(value, list):
+        return [comparable(v) for v in value]
+    return value
+
+
+def history(graph: Any, thread_id: str) -> list[tuple[Any, ...]]:
+    """Every checkpoint of a thread as a reader sees it, minus ids and times."""
+    return [
+        (comparable(s.values), s.next, {k: v for k, v in s.metadata.items() if k != "run_id"})
+        for s in graph.get_state_history(thread(thread_id))
+    ]
+
+
+def same_tuples(a: CheckpointTuple, b: CheckpointTuple) -> None:
+    """Assert two saved checkpoints are the same but for their thread id."""
+    assert a.checkpoint == b.checkpoint
+    assert a.metadata == b.metadata
+    assert a.pending_writes == b.pending_writes
+    assert (a.parent_config or {}).get("configurable", {}).get("checkpoint_id") == (
+        b.parent_config or {}
+    ).get("configurable", {}).get("checkpoint_id")
+
+
+def test_a_packed_thread_reads_back_as_the_stock_saver_reads_the_same_checkpoints(
+    stock: PostgresSaver, packed: NulSafePostgresSaver
+) -> None:
+    graph = run(stock, "s", fail_at=STEPS - 5)
+    saved = [*stock.list(thread("s"))][::-1]
+    for item in saved:  # the very checkpoints and writes, saved again by the packed saver
+        parent = item.parent_config["configurable"]["checkpoint_id"] if item.parent_config else None
+        config: RunnableConfig = {
+            "configurable": {"thread_id": "p", "checkpoint_ns": "", "checkpoint_id": parent}
+        }
+        earlier = stock.get_tuple(item.parent_config) if item.parent_config else None
+        before = earlier.checkpoint["channel_versions"] if earlier else {}
+        versions = item.checkpoint["channel_versions"]
+        new = {k: v for k, v in versions.items() if before.get(k) != v}
+        stored = packed.put(config, item.checkpoint, item.metadata, new)
+        by_task: dict[str, list[tuple[str, Any]]] = {}
+        for task_id, channel, value in item.pending_writes or []:
+            by_task.setdefault(task_id, []).append((channel, value))
+        for task_id, writes in by_task.items():
+            packed.put_writes(stored, writes, task_id)
+    with packed._cursor() as cur:
+        cur.execute(f"SELECT count(*) AS n FROM {layout.PIECES} WHERE thread_id = 'p'")
+        pieces = cur.fetchone()
+        assert pieces is not None and pieces["n"] > 0
+        cur.execute("SELECT count(*) AS n FROM checkpoint_writes WHERE thread_id = 'p'")
+        stock_rows = cur.fetchone()
+        assert stock_rows is not None and stock_rows["n"] == 0
+    for a, b in zip([*stock.list(thread("s"))], [*packed.list(thread("p"))], strict=True):
+        same_tuples(a, b)
+        channels = sorted(delta_channels([graph]))
+        assert stock.get_delta_channel_history(
+            config=a.config, channels=channels
+        ) == packed.get_delta_channel_history(config=b.config, channels=channels)
+    same_tuples(stock.get_tuple(thread("s")), packed.get_tuple(thread("p")))  # type: ignore[arg-type]
+
+
+def test_a_packed_episode_reads_and_resumes_as_a_stock_one(
+    stock: PostgresSaver, packed: NulSafePostgresSaver
+) -> None:
+    on_stock, on_packed = run(stock, "s", fail_at=STEPS - 5), run(packed, "p", fail_at=STEPS - 5)
+    assert history(on_packed, "p") == history(on_stock, "s")
+    assert comparable(on_packed.get_state(thread("p")).values) == comparable(
+        on_stock.get_state(thread("s")).values
+    )
+    model = ScriptedChatModel(outputs=distinct_steps(STEPS))
+    context = Context(max_steps=STEPS, repetition_limit=STEPS)
+    finals = [
+        build_graph(saver, model=model, wiki=MemorySource(MANY_PAGES)).invoke(
+            None, thread(thread_id), context=context
+        )
+        for saver, thread_id in ((stock, "s"), (packed, "p"))
+    ]
+    assert finals[0]["status"] == "finished" and finals[0]["steps"] == STEPS
+    assert comparable(finals[1]) == comparable(finals[0])
+
+
+def test_a_thread_in_the_stock_layout_reads_and_continues_through_the_packed_saver(
+    stock: PostgresSaver, packed: NulSafePostgresSaver
+) -> None:
+    run(stock, "s", fail_at=STEPS - 5)
+    for a, b in zip([*stock.list(thread("s"))], [*packed.list(thread("s"))], strict=True):
+        same_tuples(a, b)
+        assert a.config == b.config
+    graph = build_graph(packed, model=ScriptedChatModel(outputs=[]), wiki=MemorySource(MANY_PAGES))
+    assert history(graph, "s") == history(build_graph(stock, wiki=MemorySource(MANY_PAGES)), "s")
+    model = ScriptedChatModel(outputs=distinct_steps(STEPS))
+    final = build_graph(packed, model=model, wiki=MemorySource(MANY_PAGES)).invoke(
+        None, thread("s"), context=Context(max_steps=STEPS, repetition_limit=STEPS)
+    )
+    assert final["status"] == "finished" and final["steps"] == STEPS
+    assert len(final["trajectory"]) == STEPS
