@@ -13,6 +13,14 @@ file, the most writes it replays for one delta channel, and the resume. Targets:
 and bytes per step at 1,200 and 4,800 steps within 1.5x of 300 steps; `get_state` of the
 4,800-step thread under 0.5 s, replaying at most one snapshot interval of writes.
 
+Checkpoint bytes per step on both stores (`store_rows`; `python bench/step_length.py
+--stores [--4800]` prints only these): the same episode, finished, on a SQLite file and on
+a throwaway PostgreSQL database (`postgres.used_bytes`: tables, TOAST, indexes), with the
+pages of repeated sentences above (zlib 6.5x) and with `WORD_PAGES`, pseudo-random prose
+that compresses as real prose does (2.2x a page, 3x over many). Targets: PostgreSQL at most
+`TARGET_PG_VS_SQLITE` times SQLite's bytes per step, and within `TARGET_PG_FLAT` of its own
+300-step figure at 1,200 (and 4,800) steps.
+
 The model call is left out of the CPU target because it legitimately grows with the
 episode: its prompt holds every earlier step, and LangChain goes over every message of a
 prompt on each call (`_format_for_tracing`, `_normalize_messages`), as the scripted model
@@ -24,7 +32,9 @@ prompt's length only as list copies do.
 
 from __future__ import annotations
 
+import random
 import statistics
+import string
 import sys
 import tempfile
 import time
@@ -32,13 +42,17 @@ from pathlib import Path
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
+from postgres import used_bytes
 from table import Row, print_rows
 
 from wikireact import Context, MemorySource, ScriptedChatModel, build_graph
-from wikireact.errors import ModelCallError
+from wikireact.errors import ModelCallError, PgUnavailableError
+from wikireact.models.scripted import ScriptOutput
 from wikireact.prompting.variants import PROMPT_VARIANTS
 from wikireact.state import FULL_VALUE_EVERY
+from wikireact.storage.postgres.cluster import PgCluster
 from wikireact.storage.sqlite.threads import SqliteThreads
+from wikireact.storage.threads import Threads, open_threads
 
 LENGTHS = (300, 1_200, 4_800)
 RUNS = {300: 3, 1_200: 2, 4_800: 1}
@@ -52,11 +66,42 @@ PAGES = {
     for i in range(max(LENGTHS) // 4 + 1)
 }
 CONFIG: RunnableConfig = {"configurable": {"thread_id": "long"}}
+STORE_LENGTHS = (300, 1_200)
+TARGET_PG_VS_SQLITE = 2.0
+TARGET_PG_FLAT = 1.2
 
 
-def script(steps: int) -> list[str]:
+def word_pages(count: int, seed: int = 35) -> dict[str, str]:
+    """Return `count` pages of pseudo-random prose (seeded).
+
+    30 sentences of 8-20 words each, drawn from 3,000 made-up words by Zipf's law, with one
+    `topicN` keyword each (what the Lookups look for).
+    """
+    rng = random.Random(seed)
+    vocabulary = [
+        "".join(rng.choice(string.ascii_lowercase) for _ in range(rng.randint(2, 10)))
+        for _ in range(3_000)
+    ]
+    weights = [1 / rank for rank in range(1, len(vocabulary) + 1)]
+    pages = {}
+    for i in range(count):
+        page = random.Random(seed * 100_000 + i)
+        sentences = []
+        for j in range(30):
+            words = page.choices(vocabulary, weights, k=page.randint(8, 20))
+            words.insert(page.randrange(len(words)), f"topic{j % 9}")
+            sentences.append(" ".join(words).capitalize() + ".")
+        pages[f"Page {i}"] = " ".join(sentences)
+    return pages
+
+
+WORD_PAGES = word_pages(len(PAGES))
+TEXTS = {"repeated sentences": PAGES, "word text": WORD_PAGES}
+
+
+def script(steps: int) -> list[ScriptOutput]:
     """Return `steps` outputs: a new page every 4 steps, other Lookups between, Finish last."""
-    out = [
+    out: list[ScriptOutput] = [
         f"Thought: step {k}.\nAction: Search[Page {k // 4}]"
         if k % 4 == 0
         else f"Thought: step {k}.\nAction: Lookup[topic{k % 4}]"
@@ -216,10 +261,84 @@ def rows() -> list[Row]:
     return out
 
 
-def main() -> int:
-    """Print the figures."""
-    return print_rows(rows())
+def bytes_per_step(store: Threads, steps: int, pages: dict[str, str] = PAGES) -> float:
+    """Return the checkpoint bytes per step of one finished `steps`-step episode over `pages`."""
+    before = used_bytes(store)
+    graph = build_graph(
+        store.saver, model=ScriptedChatModel(outputs=script(steps)), wiki=MemorySource(pages)
+    )
+    out = graph.invoke(
+        {"question": "q"},
+        {"configurable": {"thread_id": f"long{steps}"}},
+        context=Context(max_steps=steps, repetition_limit=steps),
+        durability="sync",
+    )
+    assert out["steps"] == steps and out["status"] == "finished", out["status"]
+    return (used_bytes(store) - before) / steps
+
+
+def store_rows(lengths: tuple[int, ...] = STORE_LENGTHS) -> list[Row]:
+    """Return checkpoint bytes per step on both stores, by length and page text, as rows."""
+    try:
+        cluster: PgCluster | None = PgCluster.start()
+    except PgUnavailableError as exc:
+        print(f"PostgreSQL unavailable, SQLite only: {exc}", file=sys.stderr)
+        cluster = None
+    out: list[Row] = []
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            for text, pages in TEXTS.items():
+                found: dict[tuple[str, int], float] = {}
+                for name in ("SQLite", "PostgreSQL") if cluster else ("SQLite",):
+                    for n in lengths:
+                        target = (
+                            cluster.create_database()
+                            if cluster is not None and name == "PostgreSQL"
+                            else str(Path(tmp) / f"{text}-{n}.db")
+                        )
+                        store = open_threads(target)
+                        try:
+                            found[name, n] = bytes_per_step(store, n, pages)
+                        finally:
+                            store.close()
+                        out.append(
+                            Row(f"{name}, {text}: bytes per step, {n:,} steps", found[name, n], "B")
+                        )
+                if cluster is None:
+                    continue
+                for n in lengths:
+                    ratio = found["PostgreSQL", n] / found["SQLite", n]
+                    out.append(
+                        Row(
+                            f"PostgreSQL vs SQLite, {text}, {n:,} steps",
+                            ratio,
+                            "x",
+                            f"<= {TARGET_PG_VS_SQLITE}",
+                            ratio <= TARGET_PG_VS_SQLITE,
+                        )
+                    )
+                for n in lengths[1:]:
+                    ratio = found["PostgreSQL", n] / found["PostgreSQL", lengths[0]]
+                    out.append(
+                        Row(
+                            f"PostgreSQL, {text}, {n:,} vs {lengths[0]:,} steps",
+                            ratio,
+                            "x",
+                            f"<= {TARGET_PG_FLAT} (flat)",
+                            ratio <= TARGET_PG_FLAT,
+                        )
+                    )
+    finally:
+        if cluster is not None:
+            cluster.stop()
+    return out
+
+
+def main(argv: list[str]) -> int:
+    """Print the figures (`--stores`: only the stores' bytes; `--4800`: those at 4,800 steps too)."""
+    lengths = STORE_LENGTHS + ((4_800,) if "--4800" in argv else ())
+    return print_rows(([] if "--stores" in argv else rows()) + store_rows(lengths))
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))

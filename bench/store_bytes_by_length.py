@@ -7,7 +7,8 @@ step repeating another) of 300 and 1,200 steps (`python bench/store_bytes_by_len
 `pg_total_relation_size` of the checkpoint tables (TOAST and indexes included), divided by
 the steps (`postgres.used_bytes`). Then the 97-step, 8-page reading episode of
 `checkpoint_growth.py` on SQLite: bytes on disk over its distinct content (target of the
-issue: at most 2.0x; it was 2.5x). Figures only: PostgreSQL's packing is not done here.
+issue: at most 2.0x; it was 2.5x). `step_length.py --stores` adds prose-like page text and
+the PostgreSQL targets.
 """
 
 from __future__ import annotations
@@ -18,35 +19,15 @@ from pathlib import Path
 
 from checkpoint_growth import READING, reading_script
 from checkpoint_growth import measure as growth_measure
-from postgres import used_bytes
-from step_length import PAGES, script
+from step_length import bytes_per_step
 from table import Row, print_rows
 
-from wikireact import Context, MemorySource, ScriptedChatModel, build_graph
 from wikireact.errors import PgUnavailableError
-from wikireact.models.scripted import ScriptOutput
 from wikireact.storage.postgres.cluster import PgCluster
-from wikireact.storage.threads import Threads, open_threads
+from wikireact.storage.threads import open_threads
 
 LENGTHS = (300, 1_200)
 TARGET_READING_RATIO = 2.0
-
-
-def bytes_per_step(store: Threads, steps: int) -> float:
-    """Return the checkpoint bytes per step of one finished `steps`-step episode."""
-    before = used_bytes(store)
-    outputs: list[ScriptOutput] = list(script(steps))
-    graph = build_graph(
-        store.saver, model=ScriptedChatModel(outputs=outputs), wiki=MemorySource(PAGES)
-    )
-    out = graph.invoke(
-        {"question": "q"},
-        {"configurable": {"thread_id": f"long{steps}"}},
-        context=Context(max_steps=steps, repetition_limit=steps),
-        durability="sync",
-    )
-    assert out["steps"] == steps and out["status"] == "finished", out["status"]
-    return (used_bytes(store) - before) / steps
 
 
 def rows(lengths: tuple[int, ...] = LENGTHS) -> list[Row]:
