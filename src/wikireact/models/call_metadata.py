@@ -18,3 +18,6 @@ TOKENS_OFFSET_KEY = "wikireact_tokens_offset"
 a nested episode (a Reflexion trial, a sub-goal) stops where the whole run reaches them."""
 QUESTION_ID_KEY = "wikireact_question_id"
 """The evaluation question's id, when the call belongs to one."""
+REPLY_FORM_KEY = "wikireact_reply_form"
+"""The form the call's reply must take (`wikireact.models.reply_form`), for models that decode
+under a grammar (local models); every other model ignores run metadata."""

@@ -19,6 +19,7 @@ from wikireact.errors import ContextExhaustedError, ModelCallError
 from wikireact.models.call_metadata import CALL_INDEX_KEY
 from wikireact.models.outages import stops_episode
 from wikireact.models.overflow import is_context_overflow
+from wikireact.models.reply_form import ReplyForm
 
 _THINK_BLOCK = re.compile(r"<think>.*?(</think>|$)", re.DOTALL | re.IGNORECASE)
 RUN_NAME = "wikireact_model"
@@ -31,6 +32,7 @@ def call_model(
     index: int,
     failure: str,
     stop: list[str] | None = None,
+    reply_form: ReplyForm | None = None,
 ) -> Any:
     """Invoke the model on `messages` as call `index` of its episode; return its reply.
 
@@ -39,13 +41,13 @@ def call_model(
     (e.g. "the model did not answer step 3") with the exception's first line; any other
     exception is a bug and propagates as it is (resuming would meet it again). A prompt
     the model refuses as longer than its context window (`wikireact.models.overflow`) raises
-    `ContextExhaustedError`.
+    `ContextExhaustedError`. `reply_form` tells a model that decodes under a grammar (a local
+    model) which form the reply takes (`wikireact.models.reply_form`); other models ignore it.
     """
+    metadata = {CALL_INDEX_KEY: index, **(reply_form.as_metadata() if reply_form else {})}
     try:
         return runnable.invoke(
-            list(messages),
-            stop=stop,
-            config={"metadata": {CALL_INDEX_KEY: index}, "run_name": RUN_NAME},
+            list(messages), stop=stop, config={"metadata": metadata, "run_name": RUN_NAME}
         )
     except Exception as exc:
         if is_context_overflow(exc):

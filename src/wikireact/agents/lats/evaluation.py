@@ -15,7 +15,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
 
 from wikireact.agents.lats.backprop import blank_stats
-from wikireact.agents.lats.prompts import value_messages
+from wikireact.agents.lats.prompts import VALUE_FORM, value_messages
 from wikireact.agents.lats.settings import SearchSettings
 from wikireact.agents.lats.state import NodeStats, TreeNode
 from wikireact.agents.lats.values import read_value
@@ -89,6 +89,7 @@ def value_of(
         _fitted_value_messages(question, steps, reflections, context, model),
         index=index,
         failure="the model did not value a step",
+        reply_form=VALUE_FORM,
     )
     value = read_value(reply_text(reply))
     record = blank_stats(value.value)

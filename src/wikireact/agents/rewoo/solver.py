@@ -17,7 +17,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
 from langgraph.runtime import Runtime
 
-from wikireact.agents.rewoo.prompts import fenced, solver_messages
+from wikireact.agents.rewoo.prompts import fenced, solver_form, solver_messages
 from wikireact.agents.rewoo.records import Recorder
 from wikireact.agents.rewoo.state import PlannedStep, RewooState
 from wikireact.context import Context, validate_question
@@ -86,6 +86,7 @@ def solve(
             messages,
             index=state.get("model_calls", 0),
             failure="the model did not answer from the evidence",
+            reply_form=solver_form(context.task),
         )
     except ContextExhaustedError as exc:
         return exhausted(exc)

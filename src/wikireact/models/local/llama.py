@@ -40,7 +40,9 @@ from wikireact._extras import missing_extra
 from wikireact._paths import cache_dir
 from wikireact.errors import GgufError, ModelConfigurationError
 from wikireact.models.local.gguf import GgufInfo, file_sha256, read_gguf
+from wikireact.models.local.reply_grammars import reply_budget, reply_grammar
 from wikireact.models.local.step_form import is_step_prompt, step_form, wants_thought
+from wikireact.models.reply_form import read_reply_form
 from wikireact.models.variants import EMBEDDED_MODEL_VARIANT, local_variant
 
 if TYPE_CHECKING:
@@ -203,9 +205,14 @@ class LlamaCppChatModel(BaseChatModel):
             "temperature": float(kwargs.get("temperature", 0.0)),
             "seed": int(kwargs.get("seed", 0)),
         }
+        wanted = read_reply_form(getattr(run_manager, "metadata", None)) if self.grammar else None
         with self._lock:  # a llama.cpp context serves one call at a time
             encoded = self._encode(client, prompt)
-            if not self.grammar or not is_step_prompt(turns):  # CoT, direct answers: free
+            if wanted is not None:  # a plan, a lesson, a value: the agent said which
+                grammar = reply_grammar(wanted)
+                budget = int(kwargs.get("max_tokens", reply_budget(wanted)))
+                text, output_tokens = _decode(client, encoded, grammar, budget, sampling, one_action=False)
+            elif not self.grammar or not is_step_prompt(turns):  # CoT, direct answers: free
                 text, output_tokens = _decode(client, encoded, None, budget, sampling)
             elif not wants_thought(turns):
                 form = self._step_form(turns)
@@ -256,7 +263,7 @@ class LlamaCppChatModel(BaseChatModel):
         def generate() -> None:
             _TEXT_SINK.set(pieces.put)  # this thread's own context
             try:
-                outcome["result"] = self._generate(messages, stop, **kwargs)
+                outcome["result"] = self._generate(messages, stop, run_manager, **kwargs)
             except BaseException as exc:  # raised again in the caller's thread
                 outcome["error"] = exc
             finally:
@@ -321,10 +328,12 @@ def _decode(
     max_tokens: int,
     sampling: dict[str, Any],
     titles: TitleCheck | None = None,
+    one_action: bool = True,
 ) -> tuple[str, int]:
     """Continue `prompt` (greedy unless `sampling` says otherwise); return the text and its tokens.
 
-    Decoding stops at the first complete action: a step is one action (tiny models ramble on).
+    With `one_action`, decoding stops at the first complete action: a step is one action
+    (tiny models ramble on); a plan of several actions ends where its grammar ends.
     Each piece of text also goes to the current `_TEXT_SINK`, if any, as it is written.
     With `titles`, greedy decoding also spells only titles in `Search[...]`.
     """
@@ -341,7 +350,7 @@ def _decode(
             tokens += 1
             if sink is not None and piece:
                 sink(piece)
-            if has_complete_action(text):
+            if one_action and has_complete_action(text):
                 break
         chunks.close()
     finally:
