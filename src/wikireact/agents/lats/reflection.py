@@ -9,12 +9,14 @@ prompt and expansion prompt shows (quoted, as notes, never instructions).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import partial
 
 from langchain_core.language_models import BaseChatModel
 
 from wikireact.agents.reflexion.fitting import fitted_attempt_messages
-from wikireact.agents.reflexion.prompts import reflection_messages
+from wikireact.agents.reflexion.prompts import REFLECTION_FORM, reflection_messages
 from wikireact.context import Context
+from wikireact.models.variants import prompt_variant
 from wikireact.nodes.model_call import call_model, reply_text, reply_tokens
 from wikireact.prompting.lessons import LESSON_CHARS
 from wikireact.state import Step
@@ -30,8 +32,14 @@ def write_lesson(
 ) -> tuple[str | None, tuple[int, int]]:
     """Return the lesson of a failed branch (None for an empty reply) and the call's tokens."""
     messages = fitted_attempt_messages(
-        reflection_messages, question, steps, outcome, context, model
+        partial(reflection_messages, variant=prompt_variant(model)),
+        question,
+        steps,
+        outcome,
+        context,
+        model,
     )
-    reply = call_model(model, messages, index=index, failure="the model did not write a reflection")
+    failure = "the model did not write a reflection"
+    reply = call_model(model, messages, index=index, failure=failure, reply_form=REFLECTION_FORM)
     lesson = " ".join(reply_text(reply).removeprefix("Lesson:").split())[:LESSON_CHARS]
     return lesson or None, reply_tokens(reply)

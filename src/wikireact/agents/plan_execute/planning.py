@@ -23,7 +23,7 @@ from wikireact.agents.plan_execute.fitting import (
     fitted_planner_messages,
     fitted_replanner_messages,
 )
-from wikireact.agents.plan_execute.prompts import PlanExemplars, default_plan_exemplars
+from wikireact.agents.plan_execute.prompts import PlanExemplars, variant_plan_exemplars
 from wikireact.agents.plan_execute.replies import Reply, read_reply
 from wikireact.agents.plan_execute.state import (
     PLANNING_ATTEMPTS,
@@ -39,10 +39,13 @@ from wikireact.episode.resources import DEFAULT_RESOURCES, Resources
 from wikireact.episode.stored_context import episode_context
 from wikireact.errors import ContextExhaustedError
 from wikireact.evidence import answer_evidence
+from wikireact.models.reply_form import ReplyForm
+from wikireact.models.variants import prompt_variant
 from wikireact.nodes.model_call import call_model as model_call
 from wikireact.nodes.model_call import reply_text, reply_tokens
 from wikireact.nodes.window import exhausted, reopened
 from wikireact.prompting.react import STOP_SEQUENCES
+from wikireact.protocols.labels import LABELS
 from wikireact.protocols.text import cut_at_observation
 
 
@@ -62,7 +65,7 @@ def plan(
             question,
             limits.max_subgoals,
             state.get("planning_error"),
-            exemplars or default_plan_exemplars(context.task),
+            exemplars or variant_plan_exemplars(context.task, prompt_variant(model)),
             context,
             model,
         )
@@ -92,7 +95,7 @@ def replan(
             state.get("plan") or [],
             goals_left,
             state.get("planning_error"),
-            exemplars or default_plan_exemplars(context.task),
+            exemplars or variant_plan_exemplars(context.task, prompt_variant(model)),
             context,
             model,
         )
@@ -126,7 +129,9 @@ def _ask(
 ) -> dict[str, Any]:
     """Call the model, read its reply, and return the state update (see the module docstring)."""
     calls, steps = state.get("model_calls", 0), state.get("steps", 0)
-    text, tokens_in, tokens_out = call_model(model, messages, calls, call)
+    text, tokens_in, tokens_out = call_model(
+        model, messages, calls, call, reply_form(call, goals_left, task)
+    )
     reply = read_reply(text, finish_allowed=call == "replan", task=task)
     update: dict[str, Any] = {
         "model_calls": calls + 1,
@@ -162,7 +167,11 @@ def _ask(
 
 
 def call_model(
-    model: BaseChatModel, messages: list[BaseMessage], index: int, call: CallKind
+    model: BaseChatModel,
+    messages: list[BaseMessage],
+    index: int,
+    call: CallKind,
+    form: ReplyForm | None = None,
 ) -> tuple[str, int, int]:
     """Return the model's reply text and its input and output tokens.
 
@@ -176,8 +185,17 @@ def call_model(
         index=index,
         failure=f"the model did not answer the {call} call",
         stop=STOP_SEQUENCES,
+        reply_form=form,
     )
     return (cut_at_observation(reply_text(reply)), *reply_tokens(reply))
+
+
+def reply_form(call: CallKind, goals_left: int, task: Task) -> ReplyForm:
+    """Return the form of the planner's (sub-goals) or replanner's reply (them, or a Finish)."""
+    labels = LABELS if task == "fever" else ()
+    if call == "plan":
+        return ReplyForm("subgoals", goals_left)
+    return ReplyForm("replan" if goals_left > 0 else "final_answer", goals_left, labels)
 
 
 def _record(call: CallKind, text: str, reply: Reply, steps: int) -> PlanRecord:

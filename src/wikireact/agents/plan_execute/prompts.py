@@ -110,6 +110,36 @@ def default_plan_exemplars(task: Task = "hotpotqa") -> PlanExemplars:
     return load_plan_exemplars(task=task)
 
 
+SMALL_MODEL_EXEMPLARS = PlanExemplars(
+    plan="""Question: Who composed The Four Seasons?
+1. Find who composed The Four Seasons.
+Question: When was the capital of Kenya founded?
+1. Find the capital of Kenya.
+2. Find when that capital was founded.""",
+    replan="""Question: Who composed The Four Seasons?
+Results:
+1. Find who composed The Four Seasons. -> «Antonio Vivaldi»
+Reply: Finish[Antonio Vivaldi]
+Question: When was the capital of Kenya founded?
+Results:
+1. Find the capital of Kenya. -> «Nairobi»
+Remaining plan:
+1. Find when that capital was founded.
+Reply:
+1. Find when Nairobi was founded.""",
+)
+"""The small-model variant's exemplars (`wikireact.models.variants`): one sub-goal a page, so
+that Gemma 3 270M has a short list to copy. Written for this project; no question of the
+offline question sets is among them."""
+
+
+def variant_plan_exemplars(task: Task, variant: str) -> PlanExemplars:
+    """Return wikireact's own exemplars for `task` in the prompt `variant` (`default`, `small`)."""
+    if variant == "small" and task == "hotpotqa":
+        return SMALL_MODEL_EXEMPLARS
+    return default_plan_exemplars(task)
+
+
 def _examples(text: str) -> list[str]:
     """Split a prompt text into its examples, each starting at a `Question:` or `Claim:` line."""
     blocks: list[list[str]] = []

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping, Sequence
+from functools import partial
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
@@ -44,7 +45,11 @@ from wikireact.agents.nested_steps import StepForwarder
 from wikireact.agents.reflexion.evaluator import judge_against_gold, judge_without_gold, read_check
 from wikireact.agents.reflexion.fitting import fitted_attempt_messages
 from wikireact.agents.reflexion.memory import keep_lesson, read_lessons
-from wikireact.agents.reflexion.prompts import check_messages, reflection_messages
+from wikireact.agents.reflexion.prompts import (
+    REFLECTION_FORM,
+    check_messages,
+    reflection_messages,
+)
 from wikireact.agents.reflexion.settings import run_settings
 from wikireact.agents.reflexion.state import (
     PASSED,
@@ -62,6 +67,8 @@ from wikireact.episode.sub_episode import COMPLETED, cut_update, sub_episode_con
 from wikireact.errors import ContextExhaustedError
 from wikireact.evidence import answer_evidence
 from wikireact.models.call_metadata import CALL_OFFSET_KEY, TOKENS_OFFSET_KEY
+from wikireact.models.reply_form import ReplyForm
+from wikireact.models.variants import prompt_variant
 from wikireact.nodes.model_call import call_model as model_call
 from wikireact.nodes.model_call import reply_text, reply_tokens
 from wikireact.nodes.window import exhausted, reopened
@@ -185,14 +192,16 @@ def reflect(
     model = resources.chat_model(context)
     try:  # a prompt that cannot fit stops the run context_exhausted; a larger window reflects
         messages = fitted_attempt_messages(
-            reflection_messages,
+            partial(reflection_messages, variant=prompt_variant(model)),
             state["question"],
             attempt["trajectory"],
             attempt["judged"],
             context,
             model,
         )
-        reply, usage = call_model(model, messages, state.get("model_calls", 0), "the reflection")
+        reply, usage = call_model(
+            model, messages, state.get("model_calls", 0), "the reflection", REFLECTION_FORM
+        )
     except ContextExhaustedError as exc:
         return exhausted(exc)
     lesson = " ".join(reply.removeprefix("Lesson:").split())[:LESSON_CHARS] or None
@@ -241,14 +250,19 @@ def _offsets(state: ReflexionState) -> dict[str, Any]:
 
 
 def call_model(
-    model: BaseChatModel, messages: Sequence[BaseMessage], index: int, what: str
+    model: BaseChatModel,
+    messages: Sequence[BaseMessage],
+    index: int,
+    what: str,
+    form: ReplyForm | None = None,
 ) -> tuple[str, dict[str, int]]:
     """Call `model` as call `index` of the run; return its text (thinking dropped) and tokens.
 
     An outage is a `ModelCallError` (the run stops resumable at this node); see
     `wikireact.nodes.model_call`.
     """
-    reply = model_call(model, messages, index=index, failure=f"the model did not answer {what}")
+    failure = f"the model did not answer {what}"
+    reply = model_call(model, messages, index=index, failure=failure, reply_form=form)
     input_tokens, output_tokens = reply_tokens(reply)
     return reply_text(reply), {"input_tokens": input_tokens, "output_tokens": output_tokens}
 

@@ -15,10 +15,11 @@ from collections.abc import Sequence
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
 
-from wikireact.agents.rewoo.prompts import llm_messages, planner_messages
+from wikireact.agents.rewoo.prompts import llm_messages, own_plans, planner_messages
 from wikireact.context import Context
+from wikireact.models.variants import prompt_variant
 from wikireact.nodes.window import fit_to_window
-from wikireact.prompting.exemplars import PlanExemplar, default_plans
+from wikireact.prompting.exemplars import PlanExemplar
 from wikireact.prompting.fitting import Plan
 from wikireact.prompting.quoting import CLOSE_QUOTE, OPEN_QUOTE
 from wikireact.wiki.sentences import split_sentences
@@ -35,11 +36,12 @@ def fitted_planner_messages(
     model: BaseChatModel,
 ) -> list[BaseMessage]:
     """Return the planner's prompt with as many example plans (from the first) as fit."""
-    shown = tuple(examples or default_plans(context.task))
+    variant = prompt_variant(model)
+    shown = tuple(examples or own_plans(context.task, variant))
 
     def build(plan: Plan) -> list[BaseMessage]:
         kept = shown[: len(shown) - plan.trimmed]
-        return planner_messages(question, context.max_steps, error, kept, context.task)
+        return planner_messages(question, context.max_steps, error, kept, context.task, variant)
 
     return fit_to_window(build, model, context, extras=max(len(shown) - 1, 0)).messages
 

@@ -26,6 +26,7 @@ from wikireact.episode.recursion import has_room
 from wikireact.episode.resources import DEFAULT_RESOURCES, Resources
 from wikireact.episode.stored_context import episode_context
 from wikireact.errors import ContextExhaustedError
+from wikireact.models.reply_form import ReplyForm
 from wikireact.nodes.model_call import call_model, reply_text, reply_tokens
 from wikireact.nodes.window import exhausted, reopened
 from wikireact.prompting.exemplars import PlanExemplar
@@ -56,6 +57,7 @@ def plan(
             messages,
             index=state.get("model_calls", 0),
             failure="the model did not write the plan",
+            reply_form=ReplyForm("rewoo_plan", context.max_steps),
         )
     except ContextExhaustedError as exc:
         return {**kept, **exhausted(exc)}

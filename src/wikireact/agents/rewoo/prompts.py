@@ -21,9 +21,11 @@ from collections.abc import Sequence
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from wikireact.context import Task
+from wikireact.models.reply_form import ReplyForm
 from wikireact.prompting.exemplars import PlanExemplar, default_plans
 from wikireact.prompting.quoting import CLOSE_QUOTE, OPEN_QUOTE, sanitize_observation
 from wikireact.prompting.tasks import input_line
+from wikireact.protocols.labels import LABELS
 
 PLANNER_GOAL: dict[Task, str] = {
     "hotpotqa": "For the question below, make a plan that solves it step by step, before any "
@@ -45,6 +47,32 @@ Write every step as two lines:
 Plan: <why this step>
 #E<n> = <Tool>[<input>]
 Use at most {max_steps} steps. Write only the plan."""
+
+SMALL_PLANNER_INSTRUCTION = """Make a plan that answers the question with Wikipedia, before any tool runs.
+Each step is a Plan line, then one #E line. Tools: Search[title] opens a page. Lookup[word] finds the word on that page. LLM[instruction] answers from the evidence #E<n> it names.
+Use at most {max_steps} steps. Write only the plan."""
+"""The small-model variant's instruction (`wikireact.models.variants`): short, as ReAct's is."""
+
+SMALL_MODEL_PLANS: tuple[PlanExemplar, ...] = (
+    PlanExemplar(
+        "Who composed The Four Seasons?",
+        "Plan: Open the page of The Four Seasons.\n#E1 = Search[The Four Seasons]",
+    ),
+    PlanExemplar(
+        "When was the capital of Kenya founded?",
+        "Plan: Open the page of Kenya.\n#E1 = Search[Kenya]\n"
+        "Plan: Name the capital of Kenya.\n#E2 = LLM[Name the capital of Kenya in #E1]\n"
+        "Plan: Open the page of that capital.\n#E3 = Search[#E2]",
+    ),
+    PlanExemplar(
+        "Which is older, Harvard University or Yale University?",
+        "Plan: Open the page of Harvard University.\n#E1 = Search[Harvard University]\n"
+        "Plan: Open the page of Yale University.\n#E2 = Search[Yale University]",
+    ),
+)
+"""The small-model variant's example plans: short, one page a step, in the grammar's own form
+(`wikireact.models.local.reply_grammars`), so that Gemma 3 270M has a plan to copy. Written
+for this project; no question of the offline question sets is among them."""
 
 REPLAN_NOTE = "Your previous plan could not run: {error} Write a corrected plan."
 
@@ -73,9 +101,23 @@ LLM_INSTRUCTION = (
 )
 
 
+def solver_form(task: Task) -> ReplyForm:
+    """Return the solver's reply form: one `Finish[answer]` (FEVER: one of the labels)."""
+    return ReplyForm("final_answer", 0, LABELS if task == "fever" else ())
+
+
 def fenced(evidence: str) -> str:
     """Return evidence as the model reads it: one sanitised line between « and »."""
     return f"{OPEN_QUOTE}{sanitize_observation(evidence)}{CLOSE_QUOTE}"
+
+
+def own_plans(task: Task, variant: str = "default") -> tuple[PlanExemplar, ...]:
+    """Return wikireact's own example plans for `task` in the prompt `variant` (`default`, `small`)."""
+    return (
+        SMALL_MODEL_PLANS
+        if variant == "small" and task == "hotpotqa"
+        else tuple(default_plans(task))
+    )
 
 
 def planner_messages(
@@ -84,16 +126,20 @@ def planner_messages(
     error: str | None,
     examples: Sequence[PlanExemplar] | None = None,
     task: Task = "hotpotqa",
+    variant: str = "default",
 ) -> list[BaseMessage]:
     """Return the planner's prompt; `error` (a re-plan) says why the previous plan failed.
 
-    `examples`: the example plans (None: wikireact's own for `task`).
+    `examples`: the example plans (None: `own_plans(task, variant)`); the `small` variant's
+    short instruction goes with its own plans or a part of them (as fitting leaves them).
     """
-    shown = "\n".join(
-        f"{input_line(task, e.question)}\n{e.plan}" for e in (examples or default_plans(task))
-    )
+    small = variant == "small" and task == "hotpotqa"
+    small = small and all(e in SMALL_MODEL_PLANS for e in examples or SMALL_MODEL_PLANS)
+    own = own_plans(task, variant)
+    shown = "\n".join(f"{input_line(task, e.question)}\n{e.plan}" for e in (examples or own))
+    instruction = SMALL_PLANNER_INSTRUCTION if small else PLANNER_INSTRUCTION
     messages: list[BaseMessage] = [
-        SystemMessage(PLANNER_INSTRUCTION.format(goal=PLANNER_GOAL[task], max_steps=max_steps)),
+        SystemMessage(instruction.format(goal=PLANNER_GOAL[task], max_steps=max_steps)),
         HumanMessage(f"Examples:\n{shown}"),
     ]
     if error:
