@@ -6,7 +6,9 @@ directory. The model is tiny; it exists so that wikireact runs with no key and n
 `--model local:PATH.gguf` runs that file instead, with the chat template from its own
 metadata (`wikireact.models.local.gguf`; a Gemma model without one gets Gemma's turns, as the
 embedded one). Every local model decodes under the step grammar (`wikireact.models.local.step_grammar`),
-so every reply is one well-formed step: first the thought line, then the action. Models
+so every reply is one well-formed step: first the thought line, then the action; a call whose
+run metadata names another reply form (a plan, a lesson: `wikireact.models.reply_form`)
+decodes under that form's grammar (`wikireact.models.local.reply_grammars`). Models
 under a billion parameters also get the small-model prompt (`wikireact.models.variants`)
 and its guard rails: a Finish copies a run of words out of the observations
 (`wikireact.models.local.answer_spans`), preferring the runs the thought just named.
