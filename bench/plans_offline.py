@@ -7,7 +7,7 @@ form the agent names (`wikireact.models.reply_form`), and reads each reply with 
 agent's own reader. Prints the share of readable plans and the mean output tokens and
 CPU seconds per plan. Not part of `make bench` (about a minute per question on 2 cores).
 
-    python plans_offline.py [--limit 5] [--show] [--decoding free,grammar]
+    python plans_offline.py [--limit 5] [--show] [--decoding free,grammar] [--agents rewoo,plan-execute]
 """
 
 from __future__ import annotations
@@ -83,6 +83,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--limit", type=int, default=5, help="questions (default: 5)")
     parser.add_argument("--show", action="store_true", help="print each plan to stderr")
+    parser.add_argument("--agents", default="rewoo,plan-execute", help="which planners")
     parser.add_argument(
         "--decoding", default="free,grammar", help="free, grammar or both (default: both)"
     )
@@ -91,7 +92,11 @@ def main() -> int:
     questions = [item["question"] for item in data[: args.limit]]
     model = load_local_model()
     rows: list[Row] = []
-    for name, ask in (("ReWOO plan", rewoo_plan), ("Plan-and-Execute sub-goals", subgoals)):
+    planners = {
+        "rewoo": ("ReWOO plan", rewoo_plan),
+        "plan-execute": ("Plan-and-Execute sub-goals", subgoals),
+    }
+    for name, ask in (planners[agent] for agent in args.agents.split(",")):
         for form in (way == "grammar" for way in args.decoding.split(",")):
             share, tokens, cpu = measure(ask, model, questions, form, args.show)
             how = "under its grammar" if form else "decoded freely"
