@@ -92,7 +92,8 @@ def test_the_small_exemplars_are_in_the_form_their_grammar_admits(tmp_path: Path
     goals = reply_grammar(reply_form("plan", 4, "hotpotqa"))
     listed = SMALL_MODEL_EXEMPLARS.plan.split("Question: ")[1:]
     assert all(
-        llama_accepts(vocabulary, goals, block.partition("\n")[2].rstrip() + "\n") for block in listed
+        llama_accepts(vocabulary, goals, block.partition("\n")[2].rstrip() + "\n")
+        for block in listed
     )
     lesson = SMALL_REFLECT_INSTRUCTION.rpartition("Example lesson: ")[2]
     assert llama_accepts(vocabulary, reply_grammar(REFLECTION_FORM), lesson)
