@@ -213,7 +213,9 @@ class LlamaCppChatModel(BaseChatModel):
             if wanted is not None:  # a plan, a lesson, a value: the agent said which
                 grammar = reply_grammar(wanted)
                 budget = int(kwargs.get("max_tokens", reply_budget(wanted)))
-                text, output_tokens = _decode(client, encoded, grammar, budget, sampling, one_action=False)
+                text, output_tokens = _decode(
+                    client, encoded, grammar, budget, sampling, one_action=False
+                )
             elif not self.grammar or not is_step_prompt(turns):  # CoT, direct answers: free
                 text, output_tokens = _decode(client, encoded, None, budget, sampling)
             elif not wants_thought(turns):
