@@ -183,3 +183,25 @@ def test_page_text_is_what_search_and_lookup_show_and_no_message_is() -> None:
         cleared_observation(Step(**{**read, "observation": opened.observation})),
     ]
     assert [m for m in messages if page_text(m)] == []
+
+
+@pytest.mark.parametrize(
+    ("question", "offered"),
+    [
+        ("Which director was born earlier, Scott Derrickson or Ed Wood?", True),
+        ("Who was born earlier, Ed Wood or Scott Derrickson?", True),
+        ("Which is older, the one who directed Sinister or Ed Wood?", False),
+    ],
+)
+def test_a_finish_may_name_a_searched_title_the_question_offers_as_a_choice(
+    monkeypatch: Any, question: str, offered: bool
+) -> None:
+    replies = _steps(
+        "react",
+        ("I search Scott Derrickson.", "Search[Scott Derrickson]"),
+        ("I search Ed Wood.", "Search[Ed Wood]"),
+        ("The Observation says Scott Derrickson was born in 1966.", "Finish[Scott Derrickson]"),
+    )
+    answers = _answers_of_last_call(_episode(monkeypatch, "react", question, replies))
+    # offered: the title the thought names (words of the question's choices name runs too)
+    assert ("Scott Derrickson" in answers) is offered

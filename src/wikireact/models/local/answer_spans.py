@@ -11,7 +11,8 @@ an observation of the episode, with the original punctuation between them ("Octo
 - a name is whole: a run neither starts nor ends inside a sequence of capitalised words
   ("Herman Melville", "Miguel de Cervantes", "J. R. R. Tolkien"), the model otherwise
   stops after the first name;
-- a run may not start like a title the episode searched;
+- a run may not start like a title the episode searched, unless the question offers it as a
+  choice ("Which is higher, Mount Kilimanjaro or Mont Blanc?");
 - the question's type picks the runs: "how many", "what year", "when", measures -> runs
   starting with a number, a number word or a month; "who", "where", "in which ..." ->
   runs starting with a capitalised word; a yes/no question answers "yes" or "no" only
@@ -48,6 +49,8 @@ _YES_NO = re.compile(
 )
 _EITHER_OR = re.compile(r"\bor\b", re.IGNORECASE)
 """A question opening like a yes/no one that asks to choose ("Is X or Y older?")."""
+_CHOICES = re.compile(r",\s*([^,]+?)\s+or\s+([^,?]+)\??$", re.IGNORECASE)
+"""The alternatives a comparison offers after its last comma ("Which is older, X or Y?")."""
 _NUMBER_QUESTION = re.compile(
     r"^(when\b|(in |on )?(what|which) (year|date|decade|century)\b)|\bhow (many|much|long|tall"
     r"|high|far|old|deep|wide|big|large)\b|\b(area|population|elevation|distance|height|length"
@@ -60,6 +63,12 @@ _NAME_QUESTION = re.compile(r"^(who|whom|whose|where)\b|\b(which|what) [a-z]+\b"
 def is_yes_no_question(question: str) -> bool:
     """Whether `question` is answered by yes or no (it opens with an auxiliary verb)."""
     return _YES_NO.match(question.strip()) is not None
+
+
+def offered_choices(question: str) -> tuple[str, ...]:
+    """Return the alternatives `question` asks to choose from ("Which is older, X or Y?": X, Y)."""
+    found = _CHOICES.search(question.strip())
+    return found.groups() if found else ()
 
 
 def answer_type(question: str) -> AnswerType:
@@ -88,7 +97,8 @@ def answer_rules(
     """
     blocked = tuple(p.lower() for p in not_starting if p.strip())
     kind = answer_type(question)
-    asked = {w.lower() for w in _WORD.findall(question)}
+    offered = {w.lower() for choice in offered_choices(question) for w in _WORD.findall(choice)}
+    asked = {w.lower() for w in _WORD.findall(question)} - offered  # a choice may be named
     thought_words = {w.lower() for w in _WORD.findall(thought)} - asked
     rules: list[str] = []
     starts: list[str] = []

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Iterable
 from typing import Any
 
+from wikireact.models.local.answer_spans import offered_choices
 from wikireact.models.local.page_text import page_text
 from wikireact.protocols.labels import LABELS
 
@@ -116,8 +118,16 @@ def answer_blocks(turns: list[Turn]) -> tuple[str, ...]:
 
     The first `TITLE_PREFIX` characters of each title (without a leading "The"): blocking
     only the whole title, the model wrote a near copy (`Finish[Pragavala]` for Prague).
+    A title the question offers as a choice ("Which is higher, X or Y?") stays open.
     """
-    prefixes = {p for title in _searched(turns) for p in _prefixes(title)}  # case is ignored
+    choices = [c.casefold() for c in offered_choices(question(turns))]
+    titles = [t for t in _searched(turns) if not any(_core(t).casefold() in c for c in choices)]
+    return _title_starts(titles)
+
+
+def _title_starts(titles: Iterable[str]) -> tuple[str, ...]:
+    """Return how text copying one of `titles` starts (case is ignored)."""
+    prefixes = {p for title in titles for p in _prefixes(title)}
     return tuple(sorted(p for p in prefixes if p.strip()))
 
 
@@ -141,7 +151,7 @@ def search_rules(turns: list[Turn]) -> tuple[tuple[str, ...], tuple[str, ...]]:
             titles = []
         done = {t.casefold() for t in searched}
         suggested = [t for t in titles if isinstance(t, str) and t.casefold() not in done]
-    return answer_blocks(turns), tuple(suggested)  # the same starts a Finish may not copy
+    return _title_starts(searched), tuple(suggested)
 
 
 def _question_turn(turns: list[Turn]) -> int | None:
@@ -173,7 +183,12 @@ def _searched(turns: list[Turn]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(titles))
 
 
+def _core(title: str) -> str:
+    """Return `title` without a leading "the"."""
+    return re.sub(r"(?i)^the\s+", "", title.strip())
+
+
 def _prefixes(title: str) -> tuple[str, str]:
     """Return how text copying `title` starts: its first characters, with and without "the"."""
-    core = re.sub(r"(?i)^the\s+", "", title.strip())[:TITLE_PREFIX]
+    core = _core(title)[:TITLE_PREFIX]
     return core, f"the {core}"
