@@ -191,3 +191,29 @@ def test_verify_finish_is_on_by_default_and_off_for_episodes_begun_before_it(
     assert Context().verify_finish is True
     stored = {k: v for k, v in Context().as_dict().items() if k != "verify_finish"}
     assert settle(stored, None).verify_finish is False
+
+
+@pytest.mark.parametrize(
+    ("sentence", "answer", "cited"),
+    [
+        ("The Empire State Building is a 102-story skyscraper.", "102", "102"),
+        ("It lasted from 755 to 763, under the Tang dynasty (618–907).", "907", "907"),
+        ("Mount Fuji is 3,776.24 m high.", "3,776.24", "3,776.24"),
+        ("The Empire State Building is a 102-story skyscraper.", "102-story", "102-story"),
+    ],
+)
+def test_an_answer_joined_to_its_neighbours_by_punctuation_is_seen_and_cited(
+    sentence: str, answer: str, cited: str
+) -> None:
+    """Found with the embedded model: `Finish[102]` out of "a 102-story" was sent back as unseen."""
+    out = run(
+        [
+            "Thought 1: Find it.\nAction 1: Search[Page]",
+            f"Thought 2: It says so.\nAction 2: Finish[{answer}]",
+        ],
+        "How many?",
+        {"Page": sentence},
+    )
+    assert [s["kind"] for s in out["trajectory"]] == ["executed", "finish"]
+    assert out["supported"] is True
+    assert spans(out) == [(1, "Page", 0, cited)]

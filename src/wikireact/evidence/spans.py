@@ -3,7 +3,9 @@
 Matching uses HotpotQA's official answer normalisation (`normalize_answer`: lowercase, no
 punctuation, no articles a/an/the, whitespace collapsed) token by token, so an answer is
 found where the official evaluator would count it as equal, and the offsets point into the
-sentence as shown.
+sentence as shown. An answer the sentence joins to its neighbours by punctuation ("102" in
+"a 102-story building", "907" in "(618–907)") is found among the word's pieces: the
+normalisation would otherwise fuse it into one token ("102story") that no answer equals.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ import string
 from wikireact.protocols.scoring import normalize_answer
 
 _WORD = re.compile(r"\S+")
+_PIECE = re.compile(r"[^\W_]+")
+"""A run of letters or digits: the pieces of a word that punctuation joins ("102-story")."""
 QUOTE_TOKENS = 3
 """Consecutive normalised tokens a Thought must share with a sentence to quote it."""
 _STOPWORDS = frozenset(
@@ -25,10 +29,13 @@ _STOPWORDS = frozenset(
 Span = tuple[int, int]
 
 
-def tokens(text: str) -> list[tuple[str, int, int]]:
-    """Return the normalised tokens of `text` with the character span of the word each came from."""
+def tokens(text: str, pattern: re.Pattern[str] = _WORD) -> list[tuple[str, int, int]]:
+    """Return the normalised tokens of `text` with the character span of the word each came from.
+
+    `pattern`: what a word is (default: a run without white space; `_PIECE`: letters or digits).
+    """
     out = []
-    for word in _WORD.finditer(text):
+    for word in pattern.finditer(text):
         for token in normalize_answer(word.group()).split():
             out.append((token, word.start(), word.end()))
     return out
@@ -44,13 +51,18 @@ def _trimmed(text: str, start: int, end: int) -> Span:
 
 
 def answer_span(sentence: str, answer: str) -> Span | None:
-    """Return where the normalised `answer` occurs as whole tokens in `sentence`, or None."""
-    wanted = normalize_answer(answer).split()
-    found = tokens(sentence)
-    words = [t for t, _, _ in found]
-    for i in range(len(words) - len(wanted) + 1 if wanted else 0):
-        if words[i : i + len(wanted)] == wanted:
-            return _trimmed(sentence, found[i][1], found[i + len(wanted) - 1][2])
+    """Return where the normalised `answer` occurs as whole tokens in `sentence`, or None.
+
+    Words first (as the official normalisation splits them), then the pieces punctuation
+    joins: "3,776.24" is found as a word, "102" in "102-story" as a piece.
+    """
+    for pattern in (_WORD, _PIECE):
+        wanted = [t for t, _, _ in tokens(answer, pattern)]
+        found = tokens(sentence, pattern)
+        words = [t for t, _, _ in found]
+        for i in range(len(words) - len(wanted) + 1 if wanted else 0):
+            if words[i : i + len(wanted)] == wanted:
+                return _trimmed(sentence, found[i][1], found[i + len(wanted) - 1][2])
     return None
 
 
