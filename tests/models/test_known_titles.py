@@ -88,3 +88,6 @@ def test_known_titles_applies_to_a_local_model_over_a_snapshot_only(tmp_path: Pa
         assert with_known_titles(local, Context(model="local"), lambda: MemorySource({})) is local
         provider = ScriptedChatModel(outputs=[])
         assert with_known_titles(provider, Context(model="groq:x/y"), lambda: snapshot) is provider
+        # WIKIREACT_MODEL=local in the environment, a provider's model object passed in: its
+        # calls must not carry a keyword only llama.cpp understands (a provider refuses it).
+        assert with_known_titles(provider, Context(model="local"), lambda: snapshot) is provider

@@ -17,6 +17,7 @@ from langchain_core.runnables import Runnable
 
 from wikireact.context import Context
 from wikireact.models.local.spec import is_local
+from wikireact.models.stack import behind_cache
 from wikireact.wiki.base import WikiSource
 from wikireact.wiki.snapshot import SnapshotSource
 
@@ -32,15 +33,20 @@ def with_known_titles(
 ) -> Runnable[LanguageModelInput, Any]:
     """Return `model` with the snapshot's path bound to its calls when `known_titles` applies.
 
-    `source` returns the run's Wikipedia source (asked for only when the model is local: a
-    local model passed as an object counts, whatever `context.model` says).
+    `source` returns the run's Wikipedia source (asked for only when the model is local). What
+    counts is the model object (or, behind the model cache, the model it stands for), never
+    `context.model` alone: a provider's model passed in with `WIKIREACT_MODEL=local` set keeps
+    its calls as they are.
     """
     from wikireact.models.local.llama import LlamaCppChatModel
 
     if not context.known_titles or context.protocol != "text":
         return model
-    if not (is_local(context.model) or isinstance(model, LlamaCppChatModel)):
-        return model
+    cached = behind_cache(model)  # a cached run's real model is loaded on its first miss
+    if not (
+        isinstance(model, LlamaCppChatModel) or (cached is not None and is_local(cached.identity))
+    ):
+        return model  # a provider's model refuses a keyword it does not know
     wiki = source()
     if not isinstance(wiki, SnapshotSource):
         return model
