@@ -217,3 +217,18 @@ def test_an_answer_joined_to_its_neighbours_by_punctuation_is_seen_and_cited(
     assert [s["kind"] for s in out["trajectory"]] == ["executed", "finish"]
     assert out["supported"] is True
     assert spans(out) == [(1, "Page", 0, cited)]
+
+
+def test_a_number_is_not_found_inside_a_longer_number() -> None:
+    """ "1" is no piece of "1,500" (digit separators join one number; dashes join two words)."""
+    out = run(
+        [
+            "Thought 1: Find it.\nAction 1: Search[Page]",
+            "Thought 2: It says so.\nAction 2: Finish[1]",
+            "Thought 3: I keep it.\nAction 3: Finish[1]",
+        ],
+        "How many?",
+        {"Page": "The town had 1,500 residents and a 3.5 km runway."},
+    )
+    assert [s["kind"] for s in out["trajectory"]] == ["executed", "unverified", "finish"]
+    assert out["supported"] is False and out["citations"] == []

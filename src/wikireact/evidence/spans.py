@@ -16,8 +16,9 @@ import string
 from wikireact.protocols.scoring import normalize_answer
 
 _WORD = re.compile(r"\S+")
-_PIECE = re.compile(r"[^\W_]+")
-"""A run of letters or digits: the pieces of a word that punctuation joins ("102-story")."""
+_PIECE = re.compile(r"[^\s\-\u2010-\u2015/()\[\]{}]+")
+"""A piece of a word that a hyphen, dash, slash or bracket joins to the next ("102-story",
+"(618–907)"); never part of a number ("1" is no piece of "1,500", nor "3" of "3.5")."""
 QUOTE_TOKENS = 3
 """Consecutive normalised tokens a Thought must share with a sentence to quote it."""
 _STOPWORDS = frozenset(
