@@ -323,6 +323,20 @@ def test_a_new_file_has_large_pages_and_an_old_file_keeps_its_own(tmp_path: Path
     assert build_graph(store.saver).get_state(thread()).values["steps"] == 8
 
 
+def test_a_file_written_now_is_refused_in_one_line_by_the_version_before_parent_deltas(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """That version read schema 2; its blobs stood alone, so it would fail on a delta with a raw
+    zlib error. A file written now says schema 3, which it refuses before reading anything."""
+    from wikireact.errors import ThreadsError
+    from wikireact.storage.sqlite import threads as threads_module
+
+    SqliteThreads(tmp_path / "t.db").close()
+    monkeypatch.setattr(threads_module, "SCHEMA_VERSION", 2)
+    with pytest.raises(ThreadsError, match="written by a newer wikireact"):
+        SqliteThreads(tmp_path / "t.db")
+
+
 def test_a_file_written_before_parent_deltas_reads_and_resumes(
     tmp_path: Path, wiki: MemorySource
 ) -> None:

@@ -23,8 +23,10 @@ from wikireact.storage.sqlite.files import check_writable_as, read_untouched
 from wikireact.storage.sqlite.saver import CompactSqliteSaver, CompressingSerializer
 from wikireact.storage.sqlite.wal import WalCheckpointer
 
-SCHEMA_VERSION = 2
-"""2: large delta-channel snapshots may be stored in pieces (`wikireact.storage.sqlite.value_chunks`)."""
+SCHEMA_VERSION = 3
+"""2: large delta-channel snapshots may be stored in pieces (`wikireact.storage.sqlite.value_chunks`);
+3: checkpoints stored against their parent's (`wikireact.storage.sqlite.parent_deltas`) and
+streams against a second dictionary, which a version reading 2 cannot decode: it refuses the file."""
 PAGE_SIZE = 8192
 """Page size of a new file (bytes); see `SqliteThreads.__init__`."""
 SETUP_LOCK = "\x00wikireact:setup"
