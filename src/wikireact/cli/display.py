@@ -15,7 +15,6 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from wikireact.episode.audit import timed_trajectory
 from wikireact.evidence.excerpt import excerpt, source_label
 
 STATUS_STYLE = {
@@ -202,6 +201,8 @@ Plan-and-Execute's sub-goals, Reflexion's trials, LATS's node stats, answer bran
 
 def result_json(result: dict[str, Any], thread_id: str) -> str:
     """Return the result as one JSON object (answer, status, steps, trajectory, usage, model calls, thread id, an agent's own outputs)."""
+    from wikireact.episode.audit import timed_trajectory  # LangGraph's state: `--help` loads none
+
     return safe_json(
         {
             "answer": result.get("answer"),
