@@ -9,6 +9,7 @@ snapshot per call: the file's path is bound to the call as `known_titles`
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -38,13 +39,13 @@ def with_known_titles(
     `context.model` alone: a provider's model passed in with `WIKIREACT_MODEL=local` set keeps
     its calls as they are.
     """
-    from wikireact.models.local.llama import LlamaCppChatModel
-
+    llama = sys.modules.get("wikireact.models.local.llama")  # not loaded: no local model here
     if not context.known_titles or context.protocol != "text":
         return model
     cached = behind_cache(model)  # a cached run's real model is loaded on its first miss
     if not (
-        isinstance(model, LlamaCppChatModel) or (cached is not None and is_local(cached.identity))
+        (llama is not None and isinstance(model, llama.LlamaCppChatModel))
+        or (cached is not None and is_local(cached.identity))
     ):
         return model  # a provider's model refuses a keyword it does not know
     wiki = source()
