@@ -29,7 +29,6 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
-    WRITES_IDX_MAP,
     ChannelVersions,
     Checkpoint,
     CheckpointMetadata,
@@ -47,7 +46,7 @@ from wikireact.storage.postgres import prune as pruning
 from wikireact.storage.postgres.history import delta_history
 from wikireact.storage.postgres.layout import PIECES_TYPE, StoredPieces
 from wikireact.storage.serde import StrictSerializer, names_refused_thread
-from wikireact.storage.sqlite._langgraph import DeltaSnapshot
+from wikireact.storage.sqlite._langgraph import WRITES_IDX_MAP, DeltaSnapshot
 from wikireact.storage.sqlite.codec import CompressingSerializer, pack_writes, unpack_writes
 from wikireact.storage.sqlite.value_chunks import ChunkWriter, assemble, chunkable
 
