@@ -254,13 +254,14 @@ def eval_command(
             "(without it: the paper's protocol)",
         ),
     ] = False,
-    known_titles: Annotated[
+    no_known_titles: Annotated[
         bool,
         typer.Option(
-            "--known-titles/--no-known-titles",
-            help="a local model over a snapshot searches only the snapshot's titles",
+            "--no-known-titles",
+            help="a local model over a snapshot may spell any Search title (default: only "
+            "the snapshot's titles, `known_titles`)",
         ),
-    ] = True,
+    ] = False,
 ) -> None:
     """Evaluate a method on the HotpotQA-style questions (or FEVER claims) in DATASET."""
     from wikireact.cli.eval_progress import EvalProgress
@@ -326,7 +327,7 @@ def eval_command(
             max_model_calls=max_model_calls,
             max_input_tokens=max_input_tokens,
             max_output_tokens=max_output_tokens,
-            known_titles=known_titles,
+            known_titles=not no_known_titles,
         )
     except EvalError as exc:
         fail(cli_message(exc))
