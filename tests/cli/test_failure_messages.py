@@ -110,6 +110,10 @@ def test_a_yes_no_variable_with_another_value_is_refused(
 # A full disk
 
 
+PAGES_CAP = 8
+"""Pages of a 4 KiB-page file: the schema (7) and the first checkpoints fit, GOOD_RUN (~10) does not."""
+
+
 @pytest.fixture
 def disk_pages(monkeypatch: pytest.MonkeyPatch) -> Callable[[int | None], None]:
     """Return a switch: cap every new SQLite connection at that many pages (None: no cap)."""
@@ -145,7 +149,10 @@ def test_disk_full_in_ask_is_one_line_and_resumable(
             str(tmp_path / "other.db"),
         ],
     )
-    disk_pages(10)  # room for the schema (7 pages) and the first checkpoints, not the episode (12)
+    # 4 KiB pages (a file made before 8 KiB pages; it keeps them): the episode is about a
+    # dozen pages, the schema seven, so the cap lands between them (with 8 KiB pages it cannot).
+    sqlite3.connect(db).execute("PRAGMA page_size = 4096").execute("VACUUM").connection.close()
+    disk_pages(PAGES_CAP)  # room for the schema and the first checkpoints, not the episode
     full = runner.invoke(
         app,
         [
