@@ -254,20 +254,3 @@ def test_the_local_model_decodes_cot_and_standard_prompts_freely(monkeypatch: An
         text = str(model.invoke(messages).content)
         assert [grammar for _, grammar in fake.calls] == [None]  # no step grammar: not a step
         assert extract_answer(text) == "Ed Wood"
-
-
-def test_an_exemplar_shows_the_second_hop_of_a_bridge_question() -> None:
-    """A small model copies patterns: one exemplar searches the entity its first page named
-    and answers from the second page (without it, Gemma 3 270M finished with the bridge)."""
-    bridges = []
-    for exemplar in EXEMPLARS:
-        pages = [s for s in exemplar.steps if s.action.startswith("Search[")]
-        if len(pages) < 2:
-            continue
-        first, second = pages[-2], pages[-1]
-        bridge = second.action.removeprefix("Search[").removesuffix("]")
-        answer = exemplar.steps[-1].action.removeprefix("Finish[").removesuffix("]")
-        read = not first.observation.startswith("Could not find")  # page text, not a miss
-        if read and bridge in first.observation and bridge not in exemplar.question:
-            bridges.append((exemplar.question, answer in second.observation))
-    assert bridges and all(from_second_page for _, from_second_page in bridges)

@@ -4,10 +4,8 @@ Same text protocol as `prompts.py` (`Thought N` / `Action N` / `Observation N`, 
 fenced between « and »), shaped for a 270M model, which attends mostly to the last lines
 and copies patterns more than it follows instructions:
 - a three-line instruction;
-- exemplars whose Finish argument is a span copied out of the observation, never the
-  searched title; the last one takes two hops (the first page names the entity the
-  question is about, the second page answers): without it, Gemma 3 270M finished a bridge
-  question with the first page's entity ("the capital of the Czech Republic" -> Prague);
+- single-hop exemplars whose Finish argument is a span copied out of the observation,
+  never the searched title;
 - the question is repeated right after the latest observation, at the end of the prompt;
 - a repeated action is answered with the earlier result again (the model does not look
   far back for "its result is above").
@@ -76,21 +74,6 @@ EXEMPLARS: tuple[EpisodeExemplar, ...] = (
             "Kenya is a country in East Africa. Its capital and largest city is Nairobi.",
         ),
         ("The Observation says the capital is Nairobi.", "Finish[Nairobi]", ""),
-    ),
-    _episode(
-        "In which city was the composer of The Four Seasons born?",
-        (
-            "I search The Four Seasons.",
-            "Search[The Four Seasons]",
-            "The Four Seasons is a group of four violin concertos by the Italian composer "
-            "Antonio Vivaldi. They were written around 1718.",
-        ),
-        (
-            "The Observation says the composer is Antonio Vivaldi. I search Antonio Vivaldi.",
-            "Search[Antonio Vivaldi]",
-            "Antonio Vivaldi was an Italian composer and violinist. He was born in Venice in 1678.",
-        ),
-        ("The Observation says Antonio Vivaldi was born in Venice.", "Finish[Venice]", ""),
     ),
 )
 """Written for this project; no question of the offline question set is among them."""
