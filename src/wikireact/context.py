@@ -99,12 +99,12 @@ def read_int(name: str, value: object) -> int:
     raise ConfigurationError(f"{name} must be a whole number, got {value!r}")
 
 
-def env_flag(name: str) -> bool:
-    """Read a yes/no environment variable: 1/true/yes/on or 0/false/no/off, any case; unset is no.
+def env_flag(name: str, default: bool = False) -> bool:
+    """Read a yes/no environment variable: 1/true/yes/on or 0/false/no/off, any case.
 
-    Raises ValueError (one line) for anything else, rather than guessing.
+    Unset (or empty) is `default`. Raises ValueError (one line) for anything else, rather than guessing.
     """
-    return read_flag(name, os.environ.get(name, ""))
+    return read_flag(name, os.environ.get(name, "") or ("on" if default else ""))
 
 
 def _shows_default(name: str) -> Callable[[dict[str, Any]], None]:
@@ -221,9 +221,7 @@ class Context:
         },
     )
     verify_finish: bool = field(
-        default_factory=lambda: read_flag(
-            "WIKIREACT_VERIFY_FINISH", os.environ.get("WIKIREACT_VERIFY_FINISH", "") or "on"
-        ),
+        default_factory=lambda: env_flag("WIKIREACT_VERIFY_FINISH", default=True),
         metadata={
             "json_schema_extra": _shows_default("verify_finish"),
             "description": "A Finish whose answer appears in no observation is sent back once "
@@ -232,9 +230,7 @@ class Context:
         },
     )
     known_titles: bool = field(
-        default_factory=lambda: read_flag(
-            "WIKIREACT_KNOWN_TITLES", os.environ.get("WIKIREACT_KNOWN_TITLES", "") or "on"
-        ),
+        default_factory=lambda: env_flag("WIKIREACT_KNOWN_TITLES", default=True),
         metadata={
             "json_schema_extra": _shows_default("known_titles"),
             "description": "A local model over a snapshot searches only titles the snapshot "
