@@ -117,6 +117,24 @@ def json_reply(data: Any) -> Reply:
     return 200, {}, json.dumps(data).encode()
 
 
+def chat_completion(message: dict[str, Any], finish_reason: str, prompt_tokens: int) -> Reply:
+    """An OpenAI-compatible (Groq) chat completion of one `message`, 10 reply tokens."""
+    return json_reply(
+        {
+            "id": "x",
+            "object": "chat.completion",
+            "created": 0,
+            "model": "qwen/qwen3.6-27b",
+            "choices": [{"index": 0, "finish_reason": finish_reason, "message": message}],
+            "usage": {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": 10,
+                "total_tokens": prompt_tokens + 10,
+            },
+        }
+    )
+
+
 def groq_tool_reply(
     method: str, path: str, query: dict[str, str], body: bytes
 ) -> tuple[int, dict, bytes]:
@@ -136,36 +154,10 @@ def groq_tool_reply(
     step = len(episode) // 2
     planned = TOOLS_RUN[step]
     assert isinstance(planned, dict)
-    return json_reply(
-        {
-            "id": "x",
-            "object": "chat.completion",
-            "created": 0,
-            "model": "qwen/qwen3.6-27b",
-            "choices": [
-                {
-                    "index": 0,
-                    "finish_reason": "tool_calls",
-                    "message": {
-                        "role": "assistant",
-                        "content": planned["content"],
-                        "tool_calls": [
-                            {
-                                "id": f"call_groq_{step}",
-                                "type": "function",
-                                "function": {
-                                    "name": planned["tool"],
-                                    "arguments": json.dumps(planned["args"]),
-                                },
-                            }
-                        ],
-                    },
-                }
-            ],
-            "usage": {
-                "prompt_tokens": 100 + step,
-                "completion_tokens": 10,
-                "total_tokens": 110 + step,
-            },
-        }
-    )
+    call = {
+        "id": f"call_groq_{step}",
+        "type": "function",
+        "function": {"name": planned["tool"], "arguments": json.dumps(planned["args"])},
+    }
+    message = {"role": "assistant", "content": planned["content"], "tool_calls": [call]}
+    return chat_completion(message, "tool_calls", 100 + step)

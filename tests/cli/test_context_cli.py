@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from fault_server import FaultServer, Reply, json_reply
+from fault_server import FaultServer, Reply, chat_completion
 from support import GOOD_RUN, QUESTION, ask_args, flat
 from typer.testing import CliRunner
 
@@ -33,22 +33,7 @@ def groq_text_reply(method: str, path: str, query: dict[str, str], body: bytes) 
         return 400, {}, json.dumps({"error": error}).encode()
     start = max(i for i, m in enumerate(messages) if str(m["content"]).startswith("Question: Were"))
     step = sum(m["role"] == "assistant" for m in messages[start:])
-    return json_reply(
-        {
-            "id": "x",
-            "object": "chat.completion",
-            "created": 0,
-            "model": "qwen/qwen3.6-27b",
-            "choices": [
-                {
-                    "index": 0,
-                    "finish_reason": "stop",
-                    "message": {"role": "assistant", "content": GOOD_RUN[step]},
-                }
-            ],
-            "usage": {"prompt_tokens": 900, "completion_tokens": 10, "total_tokens": 910},
-        }
-    )
+    return chat_completion({"role": "assistant", "content": GOOD_RUN[step]}, "stop", 900)
 
 
 def test_groq_context_length_exceeded_ends_context_exhausted_and_a_fitted_resume_continues(

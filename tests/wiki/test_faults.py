@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import requests
 from fake_mediawiki import FakeMediaWiki
-from fault_server import FaultServer, Reply, every_third_of_ten, json_reply
+from fault_server import FaultServer, Reply, chat_completion, every_third_of_ten, json_reply
 from langgraph.checkpoint.memory import InMemorySaver
 from pydantic import SecretStr
 from support import GOOD_RUN, PAGES, QUESTION, thread
@@ -33,22 +33,7 @@ def chat_reply(
     messages = json.loads(body)["messages"]
     start = max(i for i, m in enumerate(messages) if str(m["content"]).startswith("Question: "))
     step = sum(1 for m in messages[start:] if m["role"] == "assistant")
-    return json_reply(
-        {
-            "id": "x",
-            "object": "chat.completion",
-            "created": 0,
-            "model": "qwen/qwen3.6-27b",
-            "choices": [
-                {
-                    "index": 0,
-                    "message": {"role": "assistant", "content": GOOD_RUN[step]},
-                    "finish_reason": "stop",
-                }
-            ],
-            "usage": {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110},
-        }
-    )
+    return chat_completion({"role": "assistant", "content": GOOD_RUN[step]}, "stop", 100)
 
 
 def test_model_faults_are_retried_by_the_client(monkeypatch: pytest.MonkeyPatch) -> None:
