@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 from support import (
@@ -16,6 +18,7 @@ from support import (
 )
 
 from wikireact import Context, MemorySource, build_graph
+from wikireact.models.scripted import ScriptOutput
 from wikireact.prompting.fitting import cleared_observation
 
 WIKI = MemorySource(MANY_PAGES)
@@ -51,6 +54,32 @@ def test_a_1000_token_window_runs_300_steps_and_the_state_keeps_every_observatio
         assert "Question: Which topic comes first?" in text  # the question is never dropped
     last_prompt = "\n".join(str(m.content) for m in model.calls[-1])
     assert values["trajectory"][-2]["observation"] in last_prompt  # nor the latest observation
+
+
+def test_once_the_window_is_full_most_prompts_extend_the_previous_one() -> None:
+    # clearing one more observation every step would change the prompt near its start, and a
+    # model server (llama.cpp, a provider's prompt cache) would read all of it again each step
+    pages = {
+        f"Page {i}": " ".join(f"Fact {j} of page {i}: {'word ' * 40}." for j in range(5))
+        for i in range(60)
+    }
+    steps = 60
+    script: list[ScriptOutput] = [
+        f"Thought: t{k}.\nAction: Search[Page {k}]" for k in range(steps - 1)
+    ]
+    model = SpyModel(
+        outputs=[*script, "Thought: done.\nAction: Finish[x]"],
+        context_window=3000,
+        max_tokens=REPLY,
+    )
+    graph = build_graph(InMemorySaver(), model=model, wiki=MemorySource(pages))
+    graph.invoke({"question": "Which page?"}, thread(), context=Context(max_steps=steps))
+    cleared = [u["cleared"] for u in graph.get_state(thread()).values["usage"]]
+    texts = ["\n".join(str(m.content) for m in call) for call in model.calls]
+    full = cleared.index(next(c for c in cleared if c))
+    extends = [b.startswith(a) for a, b in pairwise(texts[full:])]
+    assert len(extends) > 30 and sum(extends) >= len(extends) / 2  # clearing one a step: none
+    assert max(model.count_prompt_tokens(m) for m in model.calls) <= 3000 - REPLY
 
 
 def test_older_observations_become_placeholders_and_the_latest_three_stay_whole() -> None:

@@ -16,6 +16,12 @@ The question and the latest step with its observation are always sent. A prompt
 that still does not fit raises `ContextExhaustedError` (the episode ends
 `context_exhausted`, resumable with a larger window or another model). Each stage looks
 for the least change that fits by bisection, so a long episode costs a few counts a step.
+
+Observations are cleared `CLEAR_BLOCK` at a time (the least count that fits, rounded up),
+so that once the window is full the prompt's beginning stays the same for several steps
+and each new step only appends: llama.cpp reuses its evaluated prefix (and providers
+their prompt caches), where clearing one more observation every step would change the
+prompt near its start and have all of it read again, step after step.
 """
 
 from __future__ import annotations
@@ -30,6 +36,9 @@ from wikireact.errors import ContextExhaustedError
 from wikireact.prompting.budget import ContextBudget
 from wikireact.state import Step
 from wikireact.wiki.sentences import split_sentences
+
+CLEAR_BLOCK = 8
+"""Observations cleared at a time once the window is full (the prompt prefix then holds)."""
 
 Builder = Callable[["Plan"], list[BaseMessage]]
 """Builds the prompt a `Plan` describes."""
@@ -101,6 +110,8 @@ def fit_prompt(
     ranges = [(0, older), (0, extras), (older, last), (0, max(steps - 1, 0))]
     for stage, (low, high) in zip(stages, ranges, strict=True):
         found = _least(low, high, lambda n, stage=stage: fits(stage(n)))  # type: ignore[misc]
+        if found is not None and stage is stages[0] and found:
+            found = min(-(-found // CLEAR_BLOCK) * CLEAR_BLOCK, high)
         if found is not None:
             plan = stage(found)
             return Fitted(full if plan == Plan() else build(plan), tokens(plan), plan)
