@@ -82,6 +82,33 @@ def test_once_the_window_is_full_most_prompts_extend_the_previous_one() -> None:
     assert max(model.count_prompt_tokens(m) for m in model.calls) <= 3000 - REPLY
 
 
+def test_a_short_observation_is_never_replaced_by_a_longer_placeholder() -> None:
+    # search misses are shorter than the line that would replace them: clearing them frees
+    # nothing, so the oldest steps are dropped instead (in blocks: most prompts still extend)
+    steps = 120
+    script: list[ScriptOutput] = [
+        f"Thought: t{k}.\nAction: Search[Nowhere {k}]" for k in range(steps - 1)
+    ]
+    model = SpyModel(
+        outputs=[*script, "Thought: done.\nAction: Finish[x]"],
+        context_window=1000,
+        max_tokens=REPLY,
+    )
+    graph = build_graph(InMemorySaver(), model=model, wiki=MemorySource(PAGES))
+    out = graph.invoke(
+        {"question": "Which page?"},
+        thread(),
+        context=Context(max_steps=steps, repetition_limit=1000),
+    )
+    assert out["status"] == "finished"
+    texts = ["\n".join(str(m.content) for m in call) for call in model.calls]
+    assert not any("[cleared to fit the context: Search[Nowhere" in text for text in texts)
+    assert "cleared to fit the context; the steps below" in texts[-1]  # older steps dropped
+    assert max(model.count_prompt_tokens(m) for m in model.calls) <= 1000 - REPLY
+    extends = [b.startswith(a) for a, b in pairwise(texts)]
+    assert sum(extends) >= 0.75 * len(extends)
+
+
 def test_older_observations_become_placeholders_and_the_latest_three_stay_whole() -> None:
     model, values = _long_run(20)
     history = values["trajectory"]
@@ -100,7 +127,8 @@ def test_older_observations_become_placeholders_and_the_latest_three_stay_whole(
 def test_keep_observations_sets_how_many_latest_observations_stay_whole() -> None:
     model, values = _long_run(20, keep_observations=1)
     prompt = "\n".join(str(m.content) for m in model.calls[-1])
-    assert values["trajectory"][-3]["observation"] not in prompt
+    searches = [s for s in values["trajectory"] if s["action"].startswith("Search[")]
+    assert searches[-2]["observation"] not in prompt  # only the latest clearable one stays
     assert values["trajectory"][-2]["observation"] in prompt
 
 

@@ -17,7 +17,8 @@ that still does not fit raises `ContextExhaustedError` (the episode ends
 `context_exhausted`, resumable with a larger window or another model). Each stage looks
 for the least change that fits by bisection, so a long episode costs a few counts a step.
 
-Observations are cleared `CLEAR_BLOCK` at a time (the least count that fits, rounded up),
+Observations are cleared, and the oldest steps dropped, `CLEAR_BLOCK` at a time (the least
+count that fits, rounded up),
 so that once the window is full the prompt's beginning stays the same for several steps
 and each new step only appends: llama.cpp reuses its evaluated prefix (and providers
 their prompt caches), where clearing one more observation every step would change the
@@ -108,9 +109,10 @@ def fit_prompt(
         lambda n: Plan(cleared=last, trimmed=extras, dropped=n),
     ]
     ranges = [(0, older), (0, extras), (older, last), (0, max(steps - 1, 0))]
-    for stage, (low, high) in zip(stages, ranges, strict=True):
+    in_blocks = (True, False, False, True)  # clearing the oldest observations, dropping steps
+    for stage, (low, high), blocks in zip(stages, ranges, in_blocks, strict=True):
         found = _least(low, high, lambda n, stage=stage: fits(stage(n)))  # type: ignore[misc]
-        if found is not None and stage is stages[0] and found:
+        if found and blocks:
             found = min(-(-found // CLEAR_BLOCK) * CLEAR_BLOCK, high)
         if found is not None:
             plan = stage(found)
@@ -133,8 +135,17 @@ def _least(low: int, high: int, fits: Callable[[int], bool]) -> int | None:
 
 
 def clearable_steps(history: Sequence[Step]) -> list[int]:
-    """Return the indices of the steps whose observation a prompt may clear (those with one)."""
-    return [i for i, step in enumerate(history) if step["observation"]]
+    """Return the indices of the steps whose observation a prompt may clear.
+
+    Those whose observation is longer than its placeholder: a short one (a search miss, a
+    one-sentence Lookup) costs no more than the line that would replace it, and clearing it
+    would free nothing.
+    """
+    return [
+        i
+        for i, step in enumerate(history)
+        if step["observation"] and len(cleared_observation(step)) < len(step["observation"])
+    ]
 
 
 def fitted_history(history: Sequence[Step], plan: Plan) -> Sequence[Step]:
