@@ -60,6 +60,17 @@ GOOD_RUN: list[ScriptOutput] = [
     "Thought 4: Both are American.\nAction 4: Finish[yes]",
 ]
 
+REWOO_LLM_RUN: list[ScriptOutput] = [
+    "Plan: Derrickson.\n#E1 = Search[Scott Derrickson]\n"
+    "Plan: his nationality.\n#E2 = LLM[Which nationality does #E1 give?]\n"
+    "Plan: Wood.\n#E3 = Search[Ed Wood]\n"
+    "Plan: his nationality.\n#E4 = LLM[Which nationality does #E3 give?]",
+    "American.",
+    "American.",
+    "Thought: same.\nFinish[yes]",
+]
+"""A ReWOO run with LLM steps. Calls: 0 the plan (4 steps), 1 and 2 the LLM steps (one round,
+side by side), 3 the solver."""
 TOOLS_RUN: list[ScriptOutput] = [
     {
         "tool": "search",

@@ -7,11 +7,10 @@ from typing import Any
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 from pe_scripts import WHOLE_RUN
-from support import PAGES, QUESTION, SpyModel
+from support import PAGES, QUESTION, REWOO_LLM_RUN, SpyModel
 
 from wikireact import Context, MemorySource, ScriptedChatModel
 from wikireact.agents.plan_execute.graph import build_graph
-from wikireact.models.scripted import ScriptOutput
 
 
 def _run(wiki: MemorySource, **budget: int) -> dict[str, Any]:
@@ -105,21 +104,6 @@ def test_reflexion_budgets_count_every_trial_and_reflection(setting: str, calls:
     assert setting in values["stop_reason"]
 
 
-REWOO_PLAN = (
-    "Plan: Derrickson.\n#E1 = Search[Scott Derrickson]\n"
-    "Plan: his nationality.\n#E2 = LLM[Which nationality does #E1 give?]\n"
-    "Plan: Wood.\n#E3 = Search[Ed Wood]\n"
-    "Plan: his nationality.\n#E4 = LLM[Which nationality does #E3 give?]"
-)
-REWOO_RUN: list[ScriptOutput] = [
-    REWOO_PLAN,
-    "American.",
-    "American.",
-    "Thought: same.\nFinish[yes]",
-]
-"""Calls: 0 the plan, 1 and 2 the LLM steps (one round, side by side), 3 the solver."""
-
-
 def _rewoo(
     model: SpyModel, config: Any, graph: Any = None, **budget: int
 ) -> tuple[Any, dict[str, Any]]:
@@ -143,7 +127,7 @@ def test_rewoo_stops_at_a_budget_counting_planner_llm_steps_and_solver(
     setting: str, calls: int
 ) -> None:
     config: Any = {"configurable": {"thread_id": "rw"}}
-    reference = SpyModel(outputs=REWOO_RUN)
+    reference = SpyModel(outputs=REWOO_LLM_RUN)
     _, whole = _rewoo(reference, config)
     assert whole["answer"] == "yes" and whole["model_calls"] == 4 == len(reference.calls)
     plan_usage = whole["usage"][0]
@@ -152,7 +136,7 @@ def test_rewoo_stops_at_a_budget_counting_planner_llm_steps_and_solver(
         "max_input_tokens": plan_usage["input_tokens"] + 1,
         "max_output_tokens": plan_usage["output_tokens"] + 1,
     }[setting]
-    model = SpyModel(outputs=REWOO_RUN)
+    model = SpyModel(outputs=REWOO_LLM_RUN)
     graph, values = _rewoo(model, config, **{setting: limit})
     assert values["status"] == "budget_exhausted" and values["answer"] is None
     assert values["model_calls"] == calls == len(model.calls)
@@ -161,3 +145,18 @@ def test_rewoo_stops_at_a_budget_counting_planner_llm_steps_and_solver(
     assert resumed["status"] == "finished" and resumed["answer"] == "yes"
     assert resumed["stop_reason"] is None
     assert resumed["model_calls"] == 4 == len(model.calls)  # no call made twice
+
+
+def test_rewoo_stopped_by_a_budget_at_its_step_limit_continues_when_the_budget_is_raised() -> None:
+    """ReWOO's step limit bounds its plan, written already: the budget that stopped it decides."""
+    config: Any = {"configurable": {"thread_id": "rw"}}
+    model = SpyModel(outputs=REWOO_LLM_RUN)
+    graph, values = _rewoo(model, config, max_steps=4, max_model_calls=2)
+    assert values["status"] == "budget_exhausted" and values["steps"] == 4  # plan + 3 steps
+    assert "max_model_calls" in values["stop_reason"]
+    _, resumed = _rewoo(model, config, graph, max_steps=4, max_model_calls=4)
+    assert resumed["status"] == "finished" and resumed["answer"] == "yes"
+    assert resumed["model_calls"] == 4 == len(model.calls)  # no second plan, no LLM step again
+    kinds = [step["kind"] for step in resumed["trajectory"]]
+    assert kinds == ["plan", "executed", "executed", "executed", "executed", "finish"]
+    assert sorted(resumed["recorded"]) == [1, 2, 3, 4]

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fault_server import FaultServer, Reply, chat_completion
-from support import GOOD_RUN, QUESTION, ask_args, flat
+from support import GOOD_RUN, QUESTION, REWOO_LLM_RUN, ask_args, flat
 from typer.testing import CliRunner
 
 from wikireact.cli.app import app
@@ -127,3 +128,29 @@ def test_step_wall_times_are_derived_from_an_audit_record_that_keeps_only_its_ti
         {**step, "model_seconds": 0.5, "wiki_seconds": 1.25}
     ]
     assert timed_trajectory([step], []) == [step]  # no records: the steps as they are
+
+
+def _rewoo_at_its_step_limit(tmp_path: Path, snapshot_db: Path, db: str) -> dict[str, Any]:
+    """Ask with --agent rewoo --max-steps 4 --max-model-calls 2: the plan and one LLM step run."""
+    args = [*ask_args(snapshot_db, tmp_path, REWOO_LLM_RUN), "--agent", "rewoo", "--db", db]
+    first = runner.invoke(
+        app, [*args, "--thread-id", "rw", "--max-steps", "4", "--max-model-calls", "2", "--json"]
+    )
+    assert first.exit_code == 0, first.output
+    stopped: dict[str, Any] = json.loads(first.stdout)
+    assert stopped["status"] == "budget_exhausted" and stopped["steps"] == 4
+    assert stopped["model_calls"] == 2 and "max_model_calls" in stopped["stop_reason"]
+    return stopped
+
+
+def test_resume_raising_the_budget_continues_a_rewoo_thread_that_reached_its_step_limit(
+    tmp_path: Path, snapshot_db: Path
+) -> None:
+    db = str(tmp_path / "threads.db")
+    _rewoo_at_its_step_limit(tmp_path, snapshot_db, db)
+    resumed = runner.invoke(app, ["resume", "rw", "--db", db, "--max-model-calls", "4", "--json"])
+    assert resumed.exit_code == 0, resumed.output
+    result = json.loads(resumed.stdout)
+    assert result["status"] == "finished" and result["answer"] == "yes"
+    assert result["model_calls"] == 4  # the plan and the first LLM step are not made again
+    assert [step["kind"] for step in result["trajectory"]].count("plan") == 1

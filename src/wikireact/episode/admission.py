@@ -29,7 +29,7 @@ namespace, so each is its own episode there. The context and approval checks hol
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -49,6 +49,8 @@ from wikireact.protocols.text import valid_unicode
 
 DEFAULT_RECURSION_LIMIT = 10_007
 """LangGraph's default `recursion_limit` (1.2)."""
+Continues = Callable[[Mapping[str, Any], Context], bool]
+"""An agent's rule for whether an episode has work left under a run's settings (`can_continue`)."""
 REOPENED_THROUGH_START = frozenset({"recursion_limit", "budget_exhausted", "context_exhausted"})
 """Statuses whose run ended at END: an episode that can go on continues from START."""
 
@@ -164,11 +166,12 @@ def admit(
     thread: Thread | None,
     seen: Seen | None,
     least: LeastLimit,
+    continues: Continues = can_continue,
 ) -> Admitted:
     """Check a run at the door; return the input and context to give LangGraph.
 
     `seen` is the thread's checkpoint (None: no checkpoint, or not read); `least` the
-    agent's least recursion limit. Raises `ConfigurationError` with one line; nothing has
+    agent's least recursion limit; `continues` its rule for reopening a stopped episode. Raises `ConfigurationError` with one line; nothing has
     run then.
     """
     values = seen.values if seen is not None else None
@@ -204,7 +207,8 @@ def admit(
         return Admitted(None, read)
     # The thread's own episode: reopen it through START (which ends at once for an ended
     # episode), or continue where it stopped, keeping the step in progress.
-    return Admitted({"question": values["question"]} if _reopens(values, settings) else None, read)
+    reopens = values.get("status") in REOPENED_THROUGH_START and continues(values, settings)
+    return Admitted({"question": values["question"]} if reopens else None, read)
 
 
 def _question_of(input: Any) -> str:
@@ -225,11 +229,6 @@ def check_question(thread_id: object, values: Mapping[str, Any], question: str) 
             f"thread {thread_id!r} holds the episode of another question ({held!r}); "
             "one thread holds one episode: use a new thread_id for this question"
         )
-
-
-def _reopens(values: Mapping[str, Any], settings: Context) -> bool:
-    """Whether an input of None should reopen the episode through START."""
-    return values.get("status") in REOPENED_THROUGH_START and can_continue(values, settings)
 
 
 def _inherited_context() -> Any:

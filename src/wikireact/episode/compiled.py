@@ -37,9 +37,10 @@ from langgraph.graph.state import CompiledStateGraph, StateGraph
 from langgraph.types import Interrupt
 
 from wikireact.context import RECURSION_LIMIT, Context
-from wikireact.episode.admission import admit, hold, thread_of, thread_seen
+from wikireact.episode.admission import Continues, admit, hold, thread_of, thread_seen
 from wikireact.episode.placement import check_configurable, check_placement, input_fields
 from wikireact.episode.recursion import LeastLimit, least_limit_of
+from wikireact.episode.stored_context import can_continue
 from wikireact.state import InputState, OutputState, State
 from wikireact.storage.registry import GRAPH_METADATA_KEY
 
@@ -67,6 +68,10 @@ class InterruptRecord(dict[str, Any]):
 class EpisodeGraph(CompiledStateGraph[State, Context, InputState, OutputState]):
     """The compiled ReAct graph (a `CompiledStateGraph`); see the module docstring."""
 
+    continues: Continues = staticmethod(can_continue)
+    """Whether a stopped episode has work left under a run's settings: the door reopens it
+    then (an agent whose steps count differently declares its own rule)."""
+
     @property
     def least_limit(self) -> LeastLimit:
         """The least `recursion_limit` of this graph's agent (declared for its state schema)."""
@@ -89,7 +94,7 @@ class EpisodeGraph(CompiledStateGraph[State, Context, InputState, OutputState]):
             seen = None
             if thread is not None and not thread.nested:
                 seen = thread_seen(self.get_state(thread.state_config))
-            run = admit(input, config, context, thread, seen, self.least_limit)
+            run = admit(input, config, context, thread, seen, self.least_limit, self.continues)
             yield from super().stream(run.input, config, context=run.context, **kwargs)
 
     async def astream(
@@ -109,7 +114,7 @@ class EpisodeGraph(CompiledStateGraph[State, Context, InputState, OutputState]):
             seen = None
             if thread is not None and not thread.nested:
                 seen = thread_seen(await self.aget_state(thread.state_config))
-            run = admit(input, config, context, thread, seen, self.least_limit)
+            run = admit(input, config, context, thread, seen, self.least_limit, self.continues)
             async for chunk in super().astream(run.input, config, context=run.context, **kwargs):
                 yield chunk
 

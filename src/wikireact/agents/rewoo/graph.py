@@ -33,6 +33,7 @@ from langgraph.graph import END, START
 from langgraph.runtime import Runtime, get_runtime
 from langgraph.types import Send
 
+from wikireact.agents.rewoo.budgets import can_go_on
 from wikireact.agents.rewoo.limits import MIN_RECURSION_LIMIT as MIN_RECURSION_LIMIT
 from wikireact.agents.rewoo.planner import plan
 from wikireact.agents.rewoo.scheduler import schedule
@@ -45,7 +46,7 @@ from wikireact.episode.admission import Thread, thread_of
 from wikireact.episode.compiled import EpisodeGraph, EpisodeStateGraph, as_episode_graph
 from wikireact.episode.recursion import declare_least_limit
 from wikireact.episode.resources import Resources
-from wikireact.episode.stored_context import can_continue, settle
+from wikireact.episode.stored_context import settle
 from wikireact.prompting.exemplars import EpisodeExemplar, PlanExemplar
 from wikireact.state import InputState
 from wikireact.wiki.base import WikiSource
@@ -62,8 +63,12 @@ class RewooGraph(EpisodeGraph):
 
     The settings a run would use (the thread's kept ones with the run's changes) are
     checked by `settings.check_settings` first: the tools protocol is refused with one
-    line (`ConfigurationError`) before LangGraph touches the thread.
+    line (`ConfigurationError`) before LangGraph touches the thread. A stopped episode is
+    reopened by ReWOO's rule (`budgets.can_go_on`): out of budget, it goes on once the run
+    raises the budget that stopped it, whatever its step count.
     """
+
+    continues = staticmethod(can_go_on)
 
     def stream(
         self,
@@ -121,7 +126,7 @@ def route_start(
     run raises, after a valid plan, goes on at `schedule` (its recorded steps stay, the rest
     run); one stopped before it had a valid plan plans (again).
     """
-    if not can_continue(state, settle(state.get("context"), runtime.context)):
+    if not can_go_on(state, settle(state.get("context"), runtime.context)):
         return "__end__"
     return "schedule" if state.get("plan") else "plan"
 
