@@ -154,3 +154,56 @@ def test_resume_raising_the_budget_continues_a_rewoo_thread_that_reached_its_ste
     assert result["status"] == "finished" and result["answer"] == "yes"
     assert result["model_calls"] == 4  # the plan and the first LLM step are not made again
     assert [step["kind"] for step in result["trajectory"]].count("plan") == 1
+
+
+def test_resume_max_steps_alone_on_a_rewoo_thread_out_of_calls_names_the_option_that_continues_it(
+    tmp_path: Path, snapshot_db: Path
+) -> None:
+    """ReWOO's steps are its plan's, written already: only the budget that stopped it can continue it."""
+    db = str(tmp_path / "threads.db")
+    _rewoo_at_its_step_limit(tmp_path, snapshot_db, db)
+    refused = runner.invoke(app, ["resume", "rw", "--db", db, "--max-steps", "10"])
+    assert refused.exit_code == 2
+    assert flat(refused.output) == (
+        "error: thread 'rw' stopped at its max_model_calls budget (2 model calls used; the "
+        "budget is 2), not its steps: resume it with --max-model-calls N (more than 2)"
+    )
+    resumed = runner.invoke(
+        app, ["resume", "rw", "--db", db, "--max-steps", "10", "--max-model-calls", "4", "--json"]
+    )
+    assert resumed.exit_code == 0, resumed.output
+    result = json.loads(resumed.stdout[resumed.stdout.index("{") :])
+    assert (result["status"], result["answer"], result["model_calls"]) == ("finished", "yes", 4)
+
+
+def test_resume_max_steps_alone_makes_no_call_past_a_react_thread_s_call_budget(
+    tmp_path: Path, snapshot_db: Path
+) -> None:
+    db = str(tmp_path / "threads.db")
+    args = [*ask_args(snapshot_db, tmp_path, GOOD_RUN), "--thread-id", "b", "--db", db]
+    first = runner.invoke(app, [*args, "--max-model-calls", "2", "--json"])
+    assert json.loads(first.stdout)["model_calls"] == 2
+    refused = runner.invoke(app, ["resume", "b", "--db", db, "--max-steps", "10", "--json"])
+    assert refused.exit_code == 2
+    assert "resume it with --max-model-calls N (more than 2)" in flat(refused.output)
+    shown = runner.invoke(app, ["history", "b", "--db", db, "--json"])
+    assert len(json.loads(shown.stdout)["steps"]) == 2  # no third call was made
+
+
+def test_resume_with_a_larger_call_budget_refuses_a_reflexion_run_it_cannot_continue(
+    tmp_path: Path, snapshot_db: Path
+) -> None:
+    """A Reflexion run out of budget stays ended (its trials are recorded): one line says so."""
+    db = str(tmp_path / "threads.db")
+    wander = ["Thought 1: Look.\nAction 1: Search[Scott Derrickson]"]
+    args = [*ask_args(snapshot_db, tmp_path, wander), "--agent", "reflexion", "--db", db]
+    first = runner.invoke(
+        app, [*args, "--thread-id", "rx", "--memory", "off", "--max-model-calls", "1", "--json"]
+    )
+    assert json.loads(first.stdout)["status"] == "budget_exhausted"
+    again = runner.invoke(app, ["resume", "rx", "--db", db, "--max-model-calls", "5"])
+    assert again.exit_code == 2
+    assert flat(again.output) == (
+        "error: thread 'rx' is run by the reflexion agent, which a larger --max-model-calls "
+        "cannot continue: ask the question again on a new thread"
+    )

@@ -61,6 +61,7 @@ if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig
 
     from wikireact.agents.thread_record import ThreadRecord
+    from wikireact.context import Context
     from wikireact.storage.threads import Threads
 
 # `--help`, `--version` and each command's `-h` import only what they print (typer, rich and
@@ -276,41 +277,71 @@ def _checkpoint_config(store: Threads, thread_id: str, checkpoint_id: str) -> Ru
 REOPENED_BY_INPUT = frozenset({"plan-execute"})
 """Agents whose graph reopens an episode out of budget when the question comes again with a
 larger budget (their `route_start`); ReAct is reopened at its `observe` node instead."""
+CONTINUED_BY_BUDGET = frozenset({"react", "plan-execute", "rewoo"})
+"""Agents whose episode out of budget continues when a run raises the budget that stopped it."""
+PLAN_STEPS = frozenset({"rewoo"})
+"""Agents whose step limit bounds the plan they write, not the steps run after it: a larger
+--max-steps never continues their episodes (a raised call or token budget does)."""
+STOPPING_BUDGETS = ("max_model_calls", "max_input_tokens", "max_output_tokens")
+"""The budgets besides steps that end an episode; its `stop_reason` ends with the one's name."""
 
 
 def _extend_budget(
-    store: Threads, thread_id: str, values: dict[str, Any], max_steps: int | None, agent: str
+    store: Threads,
+    thread_id: str,
+    values: dict[str, Any],
+    context: Context,
+    agent: str,
+    raised: list[str],
 ) -> bool:
-    """Reopen a thread that ran out of budget when `max_steps` allows more steps, or say why not.
+    """Reopen a thread that ran out of budget when the run's budgets allow more, or say why not.
 
-    Return whether the question must be given again (the agent reopens through its input).
+    `raised` names the budget options the run gives (`--max-steps`, `--max-model-calls`, ...).
+    An agent whose runs out of budget stay ended is refused in one line. A larger
+    `--max-steps` continues a thread stopped by its steps; one stopped by a call or token
+    budget continues only when `context` also raises that budget: `--max-steps` alone is
+    refused with the option that does. Return whether the question must be given again
+    (the agent reopens through its input).
     """
     from wikireact.agents import load_agent
     from wikireact.state import episode_ended
 
     steps = values.get("steps", 0)
     status = values.get("status")
-    if max_steps is None or not episode_ended(values):
+    if not raised or not episode_ended(values):
         return False
+    if status == "budget_exhausted" and agent not in CONTINUED_BY_BUDGET:
+        fail(
+            f"thread {thread_id!r} is run by the {agent} agent, which a larger {raised[0]} "
+            "cannot continue: ask the question again on a new thread"
+        )
+    max_steps = context.max_steps if "--max-steps" in raised else None
+    if max_steps is None:
+        return False  # a raised call or token budget: the door reopens it (`continues`)
     if status != "budget_exhausted":
         fail(
             f"thread {thread_id!r} has ended ({status}), not run out of budget: "
             "a larger --max-steps cannot continue it"
         )
+    graph = load_agent(agent).build_graph(store.saver)
+    reason = str(values.get("stop_reason") or "")
+    budget = next((name for name in STOPPING_BUDGETS if reason.endswith(f"({name})")), None)
+    if budget is not None and not graph.continues(values, context):
+        limit = (values.get("context") or {}).get(budget)
+        fail(
+            f"thread {thread_id!r} stopped at its {budget} budget "
+            f"({reason.removesuffix(f' ({budget})')}), not its steps: resume it with "
+            f"--{budget.replace('_', '-')} N (more than {limit})"
+        )
+    if agent in PLAN_STEPS:
+        return False  # the raised budget reopens it at the door (its graph's `continues`)
     if max_steps <= steps:
         fail(
             f"thread {thread_id!r} has used {steps} steps: --max-steps must be more than {steps} to continue it"
         )
     if agent in REOPENED_BY_INPUT:
         return True
-    if agent != "react":
-        fail(
-            f"thread {thread_id!r} is run by the {agent} agent, which a larger --max-steps "
-            "cannot continue: ask the question again on a new thread"
-        )
-    load_agent(agent).build_graph(store.saver).update_state(
-        thread_config(thread_id), {"status": "running"}, as_node="observe"
-    )
+    graph.update_state(thread_config(thread_id), {"status": "running"}, as_node="observe")
     return False
 
 
@@ -387,8 +418,18 @@ def resume(
                 )
                 graph = load_agent(agent).build_graph(store.saver)
                 values = graph.get_state(start or thread_config(thread_id)).values
+                raised = [
+                    "--" + name.replace("_", "-")
+                    for name, value in (
+                        ("max_steps", max_steps),
+                        ("max_model_calls", max_model_calls),
+                        ("max_input_tokens", max_input_tokens),
+                        ("max_output_tokens", max_output_tokens),
+                    )
+                    if value is not None
+                ]
                 ask_again = start is None and _extend_budget(
-                    store, thread_id, values, max_steps, agent
+                    store, thread_id, values, context, agent, raised
                 )
                 if not as_json:
                     console.print(Text.assemble(("Resuming thread ", "bold"), clean(thread_id)))
