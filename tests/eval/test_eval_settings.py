@@ -401,3 +401,26 @@ def test_a_run_recorded_before_the_window_and_budgets_resumes_with_their_default
         snapshot_eval(
             dataset, snapshot, out, SpyModel(outputs=EVAL_SCRIPT), max_model_calls=2, resume=True
         )
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "field"),
+    [("--context-tokens", "4096", "context_tokens"), ("--max-model-calls", "3", "max_model_calls")],
+)
+def test_resume_with_a_larger_window_or_budget_says_the_way_forward_in_one_line(
+    files: tuple[Path, Path], tmp_path: Path, option: str, value: str, field: str
+) -> None:
+    """A run's questions share its settings: the refusal says how to get the larger window."""
+    dataset, snapshot = files
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(EVAL_SCRIPT))
+    out = tmp_path / "o"
+    assert _cli_eval(dataset, snapshot, script, out).exit_code == 0
+    refused = _cli_eval(dataset, snapshot, script, out, "--resume", option, value)
+    assert refused.exit_code == 2 and "Traceback" not in refused.output
+    said = " ".join(refused.output.split())
+    assert said.startswith("error: cannot resume ") and said.count("error:") == 1
+    assert f"settings differ ({field}: 0 then, {value} now); a run's questions share its " in said
+    assert "settings: for the new ones start a new run (another --out), or resume with " in said
+    assert "the recorded ones; one question's thread goes on alone with `wikireact resume " in said
+    assert f"THREAD --db {out / 'threads.db'} {option} N` (THREAD: method/seed/question id" in said

@@ -80,6 +80,15 @@ REPORT = "report.json"
 SETTINGS = "settings.json"
 RUN_ONLY = ("concurrency", "model_cache", "dataset", "prompts_file", "snapshot_source")
 """Recorded settings that cannot change a result: they may differ on `--resume`."""
+THREAD_OPTIONS = {
+    "context_tokens": "--context-tokens",
+    "max_steps": "--max-steps",
+    "max_model_calls": "--max-model-calls",
+    "max_input_tokens": "--max-input-tokens",
+    "max_output_tokens": "--max-output-tokens",
+}
+"""Recorded settings a single question's thread may continue with another value of: the
+`wikireact resume` option that gives it (named by the refusal of a `--resume` changing them)."""
 LIMITS_BEFORE = {
     "context_tokens": 0,
     "keep_observations": DEFAULT_KEEP_OBSERVATIONS,
@@ -299,14 +308,32 @@ def _prepare_out(out: Path, settings: dict[str, Any], resume: bool) -> None:
             if k not in RUN_ONLY and previous.get(k) != settings.get(k)
         )
         if changed:
-            shown = ", ".join(
-                f"{k}: {previous.get(k)!r} then, {settings.get(k)!r} now" for k in changed[:4]
-            )
-            raise EvalError(f"cannot resume {out}: settings differ ({shown}); use another --out")
+            raise EvalError(_settings_differ(out, previous, settings, changed))
         stored.write_text(json.dumps(settings, indent=2), encoding="utf-8")  # this run's paths
         return
     out.mkdir(parents=True, exist_ok=True)
     stored.write_text(json.dumps(settings, indent=2), encoding="utf-8")
+
+
+def _settings_differ(
+    out: Path, previous: dict[str, Any], settings: dict[str, Any], changed: list[str]
+) -> str:
+    """Return the one-line refusal of a `--resume` with other settings, and the ways forward."""
+    shown = ", ".join(
+        f"{k}: {previous.get(k)!r} then, {settings.get(k)!r} now" for k in changed[:4]
+    )
+    message = (
+        f"cannot resume {out}: settings differ ({shown}); a run's questions share its settings: "
+        "for the new ones start a new run (another --out), or resume with the recorded ones"
+    )
+    option = next((THREAD_OPTIONS[k] for k in changed if k in THREAD_OPTIONS), None)
+    if option is None:
+        return message
+    return (
+        f"{message}; one question's thread goes on alone with "
+        f"`wikireact resume THREAD --db {out / 'threads.db'} {option} N` (THREAD: "
+        "method/seed/question id, e.g. react/0/ID)"
+    )
 
 
 def _ensure_line_start(records_path: Path) -> None:
