@@ -207,3 +207,23 @@ def test_resume_with_a_larger_call_budget_refuses_a_reflexion_run_it_cannot_cont
         "error: thread 'rx' is run by the reflexion agent, which a larger --max-model-calls "
         "cannot continue: ask the question again on a new thread"
     )
+
+
+def test_resume_raising_the_call_budget_of_a_thread_also_at_its_step_limit_names_max_steps(
+    tmp_path: Path, snapshot_db: Path
+) -> None:
+    """Stopped by its calls and its steps at once: a larger call budget alone is refused in one line."""
+    db = str(tmp_path / "threads.db")
+    args = [*ask_args(snapshot_db, tmp_path, GOOD_RUN), "--thread-id", "b", "--db", db]
+    first = runner.invoke(app, [*args, "--max-steps", "2", "--max-model-calls", "2", "--json"])
+    assert json.loads(first.stdout)["status"] == "budget_exhausted"
+    refused = runner.invoke(app, ["resume", "b", "--db", db, "--max-model-calls", "10"])
+    assert refused.exit_code == 2
+    assert flat(refused.output) == (
+        "error: thread 'b' has also used its 2 steps: resume it with --max-steps N (more than 2) too"
+    )
+    resumed = runner.invoke(
+        app, ["resume", "b", "--db", db, "--max-model-calls", "10", "--max-steps", "7", "--json"]
+    )
+    assert resumed.exit_code == 0, resumed.output
+    assert json.loads(resumed.stdout[resumed.stdout.index("{") :])["answer"] == "yes"

@@ -283,7 +283,7 @@ PLAN_STEPS = frozenset({"rewoo"})
 """Agents whose step limit bounds the plan they write, not the steps run after it: a larger
 --max-steps never continues their episodes (a raised call or token budget does)."""
 STOPPING_BUDGETS = ("max_model_calls", "max_input_tokens", "max_output_tokens")
-"""The budgets besides steps that end an episode; its `stop_reason` ends with the one's name."""
+"""The budgets besides steps that end an episode; the reason it gives ends with the one's name."""
 
 
 def _extend_budget(
@@ -297,50 +297,53 @@ def _extend_budget(
     """Reopen a thread that ran out of budget when the run's budgets allow more, or say why not.
 
     `raised` names the budget options the run gives (`--max-steps`, `--max-model-calls`, ...).
-    An agent whose runs out of budget stay ended is refused in one line. A larger
-    `--max-steps` continues a thread stopped by its steps; one stopped by a call or token
-    budget continues only when `context` also raises that budget: `--max-steps` alone is
-    refused with the option that does. Return whether the question must be given again
-    (the agent reopens through its input).
+    An agent whose runs out of budget stay ended is refused in one line, and so is a run
+    whose limits would leave the thread out of budget, naming the option to raise: its steps
+    (not for ReWOO, whose `max_steps` caps the plan it wrote), or the call or token budget it
+    is still over. Return whether the question must be given again (the agent reopens
+    through its input).
     """
     from wikireact.agents import load_agent
+    from wikireact.episode.budgets import exceeded
     from wikireact.state import episode_ended
 
     steps = values.get("steps", 0)
     status = values.get("status")
     if not raised or not episode_ended(values):
         return False
-    if status == "budget_exhausted" and agent not in CONTINUED_BY_BUDGET:
+    steps_raised = "--max-steps" in raised
+    if status != "budget_exhausted":
+        if steps_raised:
+            fail(
+                f"thread {thread_id!r} has ended ({status}), not run out of budget: "
+                "a larger --max-steps cannot continue it"
+            )
+        return False
+    if agent not in CONTINUED_BY_BUDGET:
         fail(
             f"thread {thread_id!r} is run by the {agent} agent, which a larger {raised[0]} "
             "cannot continue: ask the question again on a new thread"
         )
-    max_steps = context.max_steps if "--max-steps" in raised else None
-    if max_steps is None:
-        return False  # a raised call or token budget: the door reopens it (`continues`)
-    if status != "budget_exhausted":
-        fail(
-            f"thread {thread_id!r} has ended ({status}), not run out of budget: "
-            "a larger --max-steps cannot continue it"
-        )
-    graph = load_agent(agent).build_graph(store.saver)
-    reason = str(values.get("stop_reason") or "")
-    budget = next((name for name in STOPPING_BUDGETS if reason.endswith(f"({name})")), None)
-    if budget is not None and not graph.continues(values, context):
-        limit = (values.get("context") or {}).get(budget)
-        fail(
-            f"thread {thread_id!r} stopped at its {budget} budget "
-            f"({reason.removesuffix(f' ({budget})')}), not its steps: resume it with "
-            f"--{budget.replace('_', '-')} N (more than {limit})"
-        )
-    if agent in PLAN_STEPS:
-        return False  # the raised budget reopens it at the door (its graph's `continues`)
-    if max_steps <= steps:
+    if agent not in PLAN_STEPS and context.max_steps <= steps:
         fail(
             f"thread {thread_id!r} has used {steps} steps: --max-steps must be more than {steps} to continue it"
+            if steps_raised
+            else f"thread {thread_id!r} has also used its {steps} steps: resume it with "
+            f"--max-steps N (more than {steps}) too"
         )
+    still = exceeded(values.get("usage") or [], context, values.get("model_calls")) or ""
+    budget = next((name for name in STOPPING_BUDGETS if still.endswith(f"({name})")), None)
+    if budget is not None:
+        fail(
+            f"thread {thread_id!r} stopped at its {budget} budget "
+            f"({still.removesuffix(f' ({budget})')}){', not its steps' if steps_raised else ''}: "
+            f"resume it with --{budget.replace('_', '-')} N (more than {getattr(context, budget)})"
+        )
+    if not steps_raised or agent in PLAN_STEPS:
+        return False  # the raised budget reopens it at the door (its graph's `continues`)
     if agent in REOPENED_BY_INPUT:
         return True
+    graph = load_agent(agent).build_graph(store.saver)
     graph.update_state(thread_config(thread_id), {"status": "running"}, as_node="observe")
     return False
 
