@@ -14,7 +14,7 @@ key the agent does not know fails inside LangGraph. So these checks come first:
   thread's own question continues its episode where it stopped (as `invoke(None, ...)`
   does), or returns it unchanged once it has ended. An input of None reopens an
   episode that stopped before the recursion limit, or ran out of a budget the run's
-  context now raises.
+  context now raises (the agent's rule: `EpisodeGraph.continues`).
 - One run per top-level thread at a time in this process (`hold`); across processes the
   CLI's run lock does the same.
 - `approve` needs a checkpointer (a pause could not be resumed), and the recursion limit
