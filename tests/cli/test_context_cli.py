@@ -154,6 +154,9 @@ def test_resume_raising_the_budget_continues_a_rewoo_thread_that_reached_its_ste
     assert result["status"] == "finished" and result["answer"] == "yes"
     assert result["model_calls"] == 4  # the plan and the first LLM step are not made again
     assert [step["kind"] for step in result["trajectory"]].count("plan") == 1
+    shown = runner.invoke(app, ["history", "rw", "--db", db, "--json"])
+    audit = json.loads(shown.stdout)["steps"]
+    assert [record["step"] for record in audit] == [1, 2, 3, 4, 5, 6]  # each step audited once
 
 
 def test_resume_max_steps_alone_on_a_rewoo_thread_out_of_calls_names_the_option_that_continues_it(
