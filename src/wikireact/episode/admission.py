@@ -171,8 +171,8 @@ def admit(
     """Check a run at the door; return the input and context to give LangGraph.
 
     `seen` is the thread's checkpoint (None: no checkpoint, or not read); `least` the
-    agent's least recursion limit; `continues` its rule for reopening a stopped episode. Raises `ConfigurationError` with one line; nothing has
-    run then.
+    agent's least recursion limit; `continues` its rule for reopening a stopped episode.
+    Raises `ConfigurationError` with one line; nothing has run then.
     """
     values = seen.values if seen is not None else None
     limit = ensure_config(config).get("recursion_limit", DEFAULT_RECURSION_LIMIT)
