@@ -19,7 +19,8 @@ from support import (
 
 from wikireact import Context, MemorySource, build_graph
 from wikireact.models.scripted import ScriptOutput
-from wikireact.prompting.fitting import cleared_observation
+from wikireact.prompting.fitting import clearable_steps, cleared_observation
+from wikireact.state import Step
 
 WIKI = MemorySource(MANY_PAGES)
 WINDOW = 1000
@@ -82,9 +83,9 @@ def test_once_the_window_is_full_most_prompts_extend_the_previous_one() -> None:
     assert max(model.count_prompt_tokens(m) for m in model.calls) <= 3000 - REPLY
 
 
-def test_a_short_observation_is_never_replaced_by_a_longer_placeholder() -> None:
-    # search misses are shorter than the line that would replace them: clearing them frees
-    # nothing, so the oldest steps are dropped instead (in blocks: most prompts still extend)
+def test_an_observation_not_twice_its_placeholder_is_never_cleared() -> None:
+    # search misses are about as long as the line that would replace them: clearing them frees
+    # little, so the oldest steps are dropped instead (in blocks: most prompts still extend)
     steps = 120
     script: list[ScriptOutput] = [
         f"Thought: t{k}.\nAction: Search[Nowhere {k}]" for k in range(steps - 1)
@@ -107,6 +108,18 @@ def test_a_short_observation_is_never_replaced_by_a_longer_placeholder() -> None
     assert max(model.count_prompt_tokens(m) for m in model.calls) <= 1000 - REPLY
     extends = [b.startswith(a) for a, b in pairwise(texts)]
     assert sum(extends) >= 0.75 * len(extends)
+
+
+def test_a_search_miss_with_similar_titles_is_kept_and_a_page_is_cleared() -> None:
+    def step(observation: str) -> Step:
+        return Step(
+            kind="executed", thought="", action="Search[X]", observation=observation, raw=""
+        )
+
+    placeholder = len(cleared_observation(step("One sentence.")))
+    miss = step("Could not find X. Similar: " + "y" * placeholder)  # 1.3x its placeholder
+    page = step("A sentence of the page. " * (placeholder // 8))  # 3x
+    assert clearable_steps([miss, page]) == [1]
 
 
 def test_older_observations_become_placeholders_and_the_latest_three_stay_whole() -> None:

@@ -137,14 +137,14 @@ def _least(low: int, high: int, fits: Callable[[int], bool]) -> int | None:
 def clearable_steps(history: Sequence[Step]) -> list[int]:
     """Return the indices of the steps whose observation a prompt may clear.
 
-    Those whose observation is longer than its placeholder: a short one (a search miss, a
-    one-sentence Lookup) costs no more than the line that would replace it, and clearing it
-    would free nothing.
+    Those whose observation is at least twice as long as its placeholder: a short one (a
+    search miss with its similar titles, a one-sentence Lookup) costs little more than the
+    line that would replace it, so clearing it would free little and still change the prompt.
     """
     return [
         i
         for i, step in enumerate(history)
-        if step["observation"] and len(cleared_observation(step)) < len(step["observation"])
+        if step["observation"] and 2 * len(cleared_observation(step)) <= len(step["observation"])
     ]
 
 
