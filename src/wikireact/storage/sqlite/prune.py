@@ -8,11 +8,18 @@ whole (`wikireact.storage.sqlite.parent_deltas`), the unkept checkpoints, their 
 `value_chunks` pieces no kept checkpoint references go in one transaction, and the
 saver's caches forget the thread. A kept checkpoint keeps its parent id even when the
 parent is gone (`get_state` shows the same parent; reads stop there).
+
+Another process may write the thread meanwhile. What goes is therefore decided again
+inside the deleting transaction (`BEGIN IMMEDIATE`: no writer gets in between the check and
+the delete); if a writer has added a checkpoint since the kept ones were materialised
+(they would no longer be the latest, or a checkpoint left would stand on one that goes),
+nothing is deleted, the new ones are materialised and the check runs again, at most
+`ATTEMPTS` times.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
@@ -25,12 +32,17 @@ from langgraph.checkpoint.base import (
     DeltaChannelHistory,
 )
 
+from wikireact.errors import ThreadsError
 from wikireact.storage.materialise import Specs, check_prune_args, full_values, with_full_values
 from wikireact.storage.sqlite.codec import load_metadata
 from wikireact.storage.sqlite.value_chunks import decode_refs
 
 Key = tuple[str, str, str]
 """(thread id, checkpoint namespace, checkpoint id)."""
+Plan = Callable[[Any], tuple[list[Key], set[Key]]]
+"""Reads with a cursor what goes, and what stays and must be materialised first."""
+ATTEMPTS = 5
+"""Times a prune re-plans after writers changed the thread, before it gives up."""
 
 
 class CompactSqliteSaver(Protocol):
@@ -58,6 +70,9 @@ class CompactSqliteSaver(Protocol):
 
     def cursor(self, transaction: bool = True) -> AbstractContextManager[Any]:
         """Return a cursor under the saver's lock; commit at the end if `transaction`."""
+
+    def immediate(self) -> AbstractContextManager[Any]:
+        """Return a cursor in one `BEGIN IMMEDIATE` transaction under the saver's lock."""
 
     def forget(self, thread_ids: Iterable[str]) -> None:
         """Drop what the caches hold of these threads."""
@@ -92,39 +107,59 @@ def _materialise(saver: CompactSqliteSaver, keys: Sequence[Key], specs: Specs | 
         saver.put(_config(thread_id, ns, parent), with_full_values(saved, full), saved.metadata, {})  # type: ignore[arg-type]
 
 
-def _delete(saver: CompactSqliteSaver, doomed: Sequence[Key]) -> None:
+def _delete(saver: CompactSqliteSaver, cur: Any, doomed: Sequence[Key]) -> None:
     """Delete these checkpoints, their writes and the pieces no remaining checkpoint uses."""
-    with saver.cursor() as cur:
-        for (thread_id, ns), ids in _by_namespace(doomed).items():
-            saver.keyframe_children(cur, thread_id, ns, ids, ids)
-        cur.executemany(
-            "DELETE FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
-            doomed,
-        )
-        cur.executemany(
-            "DELETE FROM task_writes WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
-            doomed,
-        )
-        for thread_id, ns in sorted({key[:2] for key in doomed}):
-            used = {
-                digest
-                for (refs,) in cur.execute(
-                    "SELECT chunks FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? "
-                    "AND chunks IS NOT NULL",
-                    (thread_id, ns),
-                )
-                for _, digests in decode_refs(refs).values()
-                for digest in digests
-            }
-            stored = cur.execute(
-                "SELECT digest FROM value_chunks WHERE thread_id = ? AND checkpoint_ns = ?",
+    for (thread_id, ns), ids in _by_namespace(doomed).items():
+        saver.keyframe_children(cur, thread_id, ns, ids, ids)
+    cur.executemany(
+        "DELETE FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
+        doomed,
+    )
+    cur.executemany(
+        "DELETE FROM task_writes WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
+        doomed,
+    )
+    for thread_id, ns in sorted({key[:2] for key in doomed}):
+        used = {
+            digest
+            for (refs,) in cur.execute(
+                "SELECT chunks FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? "
+                "AND chunks IS NOT NULL",
                 (thread_id, ns),
-            ).fetchall()
-            cur.executemany(
-                "DELETE FROM value_chunks WHERE thread_id = ? AND checkpoint_ns = ? AND digest = ?",
-                [(thread_id, ns, d) for (d,) in stored if d not in used],
             )
-        saver.forget({key[0] for key in doomed})
+            for _, digests in decode_refs(refs).values()
+            for digest in digests
+        }
+        stored = cur.execute(
+            "SELECT digest FROM value_chunks WHERE thread_id = ? AND checkpoint_ns = ?",
+            (thread_id, ns),
+        ).fetchall()
+        cur.executemany(
+            "DELETE FROM value_chunks WHERE thread_id = ? AND checkpoint_ns = ? AND digest = ?",
+            [(thread_id, ns, d) for (d,) in stored if d not in used],
+        )
+    saver.forget({key[0] for key in doomed})
+
+
+def _settle(saver: CompactSqliteSaver, plan: Plan, specs: Specs | None, what: str) -> None:
+    """Materialise what `plan` keeps, then delete what it drops if, checked again, that still holds."""
+    materialised: set[Key] = set()
+    for _ in range(ATTEMPTS):
+        with saver.cursor(transaction=False) as cur:
+            doomed, kept = plan(cur)
+        if not doomed:
+            return
+        _materialise(saver, sorted(kept - materialised), specs)
+        materialised |= kept
+        with saver.immediate() as cur:  # no writer between this check and the delete
+            doomed, kept = plan(cur)
+            if kept <= materialised:
+                _delete(saver, cur, doomed)
+                return
+    raise ThreadsError(
+        f"{what} kept changing while it was pruned ({ATTEMPTS} tries); "
+        "try again when nothing writes to it"
+    )
 
 
 def _by_namespace(keys: Iterable[Key]) -> dict[tuple[str, str], set[str]]:
@@ -141,23 +176,25 @@ def prune(
     for thread_id in check_prune_args(thread_ids, strategy):
         if strategy == "delete":
             saver.delete_thread(thread_id)
-            continue
-        with saver.cursor(transaction=False) as cur:
-            heads = cur.execute(
-                "SELECT checkpoint_ns, max(checkpoint_id) FROM checkpoints WHERE thread_id = ? "
-                "GROUP BY checkpoint_ns",
-                (thread_id,),
-            ).fetchall()
-        kept = {(thread_id, ns, head) for ns, head in heads}
-        _materialise(saver, sorted(kept), specs)
-        with saver.cursor(transaction=False) as cur:
-            rows = cur.execute(
-                "SELECT checkpoint_ns, checkpoint_id FROM checkpoints WHERE thread_id = ?",
-                (thread_id,),
-            ).fetchall()
-        doomed = [(thread_id, ns, cid) for ns, cid in rows if (thread_id, ns, cid) not in kept]
-        if doomed:
-            _delete(saver, doomed)
+        else:
+            _settle(saver, _keep_latest(thread_id), specs, f"thread {thread_id}")
+
+
+def _keep_latest(thread_id: str) -> Plan:
+    """Plan a thread's prune: each namespace's latest checkpoint stays, the others go."""
+
+    def plan(cur: Any) -> tuple[list[Key], set[Key]]:
+        rows = cur.execute(
+            "SELECT checkpoint_ns, checkpoint_id FROM checkpoints WHERE thread_id = ?",
+            (thread_id,),
+        ).fetchall()
+        heads: dict[str, str] = {}
+        for ns, checkpoint_id in rows:
+            heads[ns] = max(heads.get(ns, checkpoint_id), checkpoint_id)
+        kept = {(thread_id, ns, head) for ns, head in heads.items()}
+        return [(thread_id, ns, cid) for ns, cid in rows if (thread_id, ns, cid) not in kept], kept
+
+    return plan
 
 
 def delete_for_runs(saver: CompactSqliteSaver, run_ids: Sequence[str], specs: Specs | None) -> None:
@@ -165,22 +202,28 @@ def delete_for_runs(saver: CompactSqliteSaver, run_ids: Sequence[str], specs: Sp
     if isinstance(run_ids, str):
         raise TypeError("run_ids must be a sequence of run IDs, not a str")
     wanted = {str(r) for r in run_ids}
-    if not wanted:
-        return
-    with saver.cursor(transaction=False) as cur:
+    if wanted:
+        _settle(saver, _runs(wanted), specs, "the store")
+
+
+def _runs(wanted: Collection[str]) -> Plan:
+    """Plan deleting these runs: their checkpoints go, the children they leave stay."""
+
+    def plan(cur: Any) -> tuple[list[Key], set[Key]]:
         rows = cur.execute(
             "SELECT thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, metadata "
             "FROM checkpoints"
         ).fetchall()
-    doomed = {
-        (t, ns, cid) for t, ns, cid, _, meta in rows if load_metadata(meta).get("run_id") in wanted
-    }
-    if not doomed:
-        return
-    orphans = [
-        (t, ns, cid)
-        for t, ns, cid, parent, _ in rows
-        if (t, ns, cid) not in doomed and (t, ns, parent) in doomed
-    ]
-    _materialise(saver, orphans, specs)
-    _delete(saver, sorted(doomed))
+        doomed = {
+            (t, ns, cid)
+            for t, ns, cid, _, meta in rows
+            if load_metadata(meta).get("run_id") in wanted
+        }
+        orphans = {
+            (t, ns, cid)
+            for t, ns, cid, parent, _ in rows
+            if (t, ns, cid) not in doomed and (t, ns, parent) in doomed
+        }
+        return sorted(doomed), orphans
+
+    return plan

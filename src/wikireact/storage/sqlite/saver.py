@@ -240,6 +240,31 @@ class CompactSqliteSaver(BaseCheckpointSaver[Any]):
                         self.on_commit()
                 cur.close()
 
+    @contextmanager
+    def immediate(self) -> Iterator[sqlite3.Cursor]:
+        """Return a cursor in one `BEGIN IMMEDIATE` transaction under the saver's lock.
+
+        No other connection writes between its first read and its commit, so what it
+        checks still holds when it writes; committed at the end, rolled back on an error.
+        """
+        with self.lock:
+            self.setup()
+            if self.conn.in_transaction:
+                self.conn.commit()
+            cur = self.conn.cursor()
+            try:
+                cur.execute("BEGIN IMMEDIATE")
+                yield cur
+            except BaseException:
+                self.conn.rollback()
+                raise
+            else:
+                self.conn.commit()
+                if self.on_commit is not None:
+                    self.on_commit()
+            finally:
+                cur.close()
+
     def setup(self) -> None:
         """Create the tables; move writes stored by the stock layout into `task_writes`."""
         if self.is_setup:
@@ -335,7 +360,9 @@ class CompactSqliteSaver(BaseCheckpointSaver[Any]):
         meta = dump_metadata(get_checkpoint_metadata(config, metadata))
         refs = encode_refs({ch: (c.kind, c.digests) for ch, c in chunked.items()})
         parent_id = configurable.get("checkpoint_id")
-        with self.cursor() as cur:
+        # IMMEDIATE: the parent checked below (a delta is written against its bytes) cannot
+        # be rewritten or deleted by a prune before this row is in.
+        with self.immediate() as cur:
             self._nodes.pop((thread_id, ns, checkpoint["id"]), None)
             if cur.execute(
                 "SELECT 1 FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? "

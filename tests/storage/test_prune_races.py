@@ -1,0 +1,161 @@
+"""A prune racing a writer or a reader on another connection to the same SQLite file.
+
+Two `SqliteThreads` on one file stand for two processes. The other connection acts at a
+chosen point inside the pruner's or the reader's work (a wrapped step, or a statement seen
+by the connection's trace callback), so the interleaving is the same on every run. A
+write that finds the file locked (its busy timeout set to 0, so nothing waits) is made
+once the prune has returned, as a writer that waited would make it.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base.id import uuid6
+from support import thread
+from test_prune import reads, run
+
+from wikireact import build_graph
+from wikireact.storage.materialise import delta_channels
+from wikireact.storage.sqlite import prune as pruning
+from wikireact.storage.sqlite.threads import SqliteThreads
+
+
+@pytest.fixture
+def path(tmp_path: Path) -> Path:
+    """A file holding thread "a", a 40-step episode whose latest checkpoint holds deltas."""
+    store = SqliteThreads(tmp_path / "threads.db")
+    run(store.saver, "a", steps=41)  # its latest checkpoint is stored against its parent's
+    store.close()
+    return tmp_path / "threads.db"
+
+
+@pytest.fixture
+def stores(path: Path) -> Iterator[tuple[SqliteThreads, SqliteThreads]]:
+    """Two connections to the file: (the other process, the pruner)."""
+    other, pruner = SqliteThreads(path), SqliteThreads(path)
+    yield other, pruner
+    other.close()
+    pruner.close()
+
+
+def channels() -> Any:
+    """The episode graph's delta channels (what `threads prune` passes)."""
+    return delta_channels([build_graph(None)])
+
+
+def continue_thread(store: SqliteThreads, thread_id: str) -> RunnableConfig:
+    """Save a child of the thread's latest checkpoint (its values unchanged), as a running writer does."""
+    latest = store.saver.get_tuple(thread(thread_id))
+    assert latest is not None
+    values = latest.checkpoint["channel_values"]
+    child = {
+        **latest.checkpoint,
+        "id": str(uuid6(clock_seq=-1)),
+        "channel_values": {k: v for k, v in values.items() if k not in channels()},
+    }  # LangGraph leaves a delta channel's value out, to be rebuilt from the ancestors
+    return store.saver.put(latest.config, child, latest.metadata, {})  # type: ignore[arg-type]
+
+
+def once_at(conn: sqlite3.Connection, marker: str, act: Callable[[], None]) -> list[BaseException]:
+    """Run `act` once, when `conn` starts the first statement containing `marker`.
+
+    Returns the list its error goes to (SQLite would only print it).
+    """
+    done: list[bool] = []
+    errors: list[BaseException] = []
+
+    def trace(statement: str) -> None:
+        if marker in statement and not done:
+            done.append(True)
+            try:
+                act()
+            except BaseException as exc:  # noqa: BLE001 - handed to the test
+                errors.append(exc)
+
+    conn.set_trace_callback(trace)
+    return errors
+
+
+def test_checkpoints_a_writer_adds_during_a_prune_are_kept_and_read_back(
+    stores: tuple[SqliteThreads, SqliteThreads], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    writer, pruner = stores
+    writer.conn.execute("PRAGMA busy_timeout=0")
+    expected = reads(build_graph(writer.saver), "a")[0]
+    deferred: list[Callable[[], Any]] = []
+
+    def write() -> None:  # what a writer blocked by the prune's transaction does after it
+        try:
+            continue_thread(writer, "a")
+        except sqlite3.OperationalError as exc:
+            assert "locked" in str(exc)
+            deferred.append(lambda: continue_thread(writer, "a"))
+
+    def wrap(step: Callable[..., Any]) -> Callable[..., Any]:
+        calls: list[bool] = []
+
+        def wrapped(*args: Any) -> Any:
+            if not calls:
+                calls.append(True)
+                if step is original_delete:
+                    write()  # the second one: stored against the first, if it got in
+                    return step(*args)
+                out = step(*args)
+                write()  # after the kept checkpoint is written whole, before the delete
+                return out
+            return step(*args)
+
+        return wrapped
+
+    original_delete = pruning._delete
+    monkeypatch.setattr(pruning, "_materialise", wrap(pruning._materialise))
+    monkeypatch.setattr(pruning, "_delete", wrap(pruning._delete))
+
+    pruner.saver.prune(["a"], channels=channels())
+    for late in deferred:
+        late()
+
+    fresh = SqliteThreads(writer.path)
+    try:
+        graph = build_graph(fresh.saver)
+        for saved in fresh.saver.list(thread("a")):  # every row stands on what is stored
+            assert graph.get_state(saved.config).values == expected
+        assert len(list(fresh.saver.list(thread("a")))) >= 2  # the writer's are there
+    finally:
+        fresh.close()
+
+
+def test_a_checkpoint_stored_against_its_parent_while_a_prune_rewrites_that_parent(
+    stores: tuple[SqliteThreads, SqliteThreads],
+) -> None:
+    writer, pruner = stores
+    pruner.conn.execute("PRAGMA busy_timeout=0")
+    expected = reads(build_graph(writer.saver), "a")[0]
+    continue_thread(writer, "a")  # the writer remembers this one: the next is a delta of it
+    late: list[Callable[[], None]] = []
+
+    def prune() -> None:  # as a pruner blocked by the writer's transaction does after it
+        try:
+            pruner.saver.prune(["a"], channels=channels())
+        except sqlite3.OperationalError as exc:
+            assert "locked" in str(exc)
+            late.append(lambda: pruner.saver.prune(["a"], channels=channels()))
+
+    errors = once_at(writer.conn, "INSERT OR REPLACE INTO checkpoints", prune)
+    written = continue_thread(writer, "a")
+    for step in late:
+        step()
+
+    assert not errors
+    fresh = SqliteThreads(writer.path)
+    try:
+        assert build_graph(fresh.saver).get_state(written).values == expected
+        assert len(list(fresh.saver.list(thread("a")))) == 1  # pruned, to the writer's
+    finally:
+        fresh.close()
