@@ -21,8 +21,10 @@ from support import thread
 from test_prune import reads, run
 
 from wikireact import build_graph
+from wikireact.errors import ThreadsError
 from wikireact.storage.materialise import delta_channels
 from wikireact.storage.sqlite import prune as pruning
+from wikireact.storage.sqlite.parent_deltas import ZP1
 from wikireact.storage.sqlite.threads import SqliteThreads
 
 
@@ -159,3 +161,60 @@ def test_a_checkpoint_stored_against_its_parent_while_a_prune_rewrites_that_pare
         assert len(list(fresh.saver.list(thread("a")))) == 1  # pruned, to the writer's
     finally:
         fresh.close()
+
+
+def test_a_read_resolving_parent_deltas_sees_the_file_before_or_after_a_prune(
+    stores: tuple[SqliteThreads, SqliteThreads],
+) -> None:
+    reader, pruner = stores
+    head = reader.conn.execute(
+        "SELECT type FROM checkpoints WHERE thread_id = 'a' ORDER BY checkpoint_id DESC LIMIT 1"
+    ).fetchone()[0]
+    assert head.endswith(ZP1)  # stored against its parent: a read fetches the parent's row
+    graph = build_graph(reader.saver)
+    before = reads(build_graph(pruner.saver), "a")
+    errors = once_at(
+        reader.conn,
+        "SELECT checkpoint_id, parent_checkpoint_id, type, checkpoint FROM checkpoints",
+        lambda: pruner.saver.prune(["a"], channels=channels()),
+    )
+
+    assert reads(graph, "a") == before
+    assert not errors
+    assert len(list(pruner.saver.list(thread("a")))) == 1  # the prune did happen meanwhile
+    assert reads(graph, "a") == before
+
+
+def test_listing_a_thread_while_it_is_pruned_gives_the_list_from_before(
+    stores: tuple[SqliteThreads, SqliteThreads],
+) -> None:
+    reader, pruner = stores
+    before = [(t.config, t.checkpoint, t.pending_writes) for t in pruner.saver.list(thread("a"))]
+    errors = once_at(
+        reader.conn,
+        "FROM task_writes",  # the pending writes, read after the rows
+        lambda: pruner.saver.prune(["a"], channels=channels()),
+    )
+
+    listed = [(t.config, t.checkpoint, t.pending_writes) for t in reader.saver.list(thread("a"))]
+
+    assert not errors
+    assert listed == before
+    assert len(list(pruner.saver.list(thread("a")))) == 1
+
+
+def test_rebuilding_a_checkpoint_pruned_since_it_was_listed_fails_with_one_line(
+    stores: tuple[SqliteThreads, SqliteThreads],
+) -> None:
+    reader, pruner = stores
+    graph = build_graph(reader.saver)
+    listed = list(reader.saver.list(thread("a")))
+    pruner.saver.prune(["a"], channels=channels())
+    old = listed[1]  # its delta channels were rebuilt from ancestors now gone
+    names = [ch for ch in channels() if ch not in old.checkpoint["channel_values"]]
+    assert names
+
+    with pytest.raises(ThreadsError, match="pruned or deleted") as caught:
+        reader.saver.get_delta_channel_history(config=old.config, channels=names)
+    assert "\n" not in str(caught.value)
+    assert reads(graph, "a")[0] == reads(build_graph(pruner.saver), "a")[0]

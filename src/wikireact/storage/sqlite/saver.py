@@ -39,7 +39,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Collection, Generator, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any, cast
+from typing import Any, NoReturn, cast
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
@@ -55,6 +55,7 @@ from langgraph.checkpoint.base import (
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
+from wikireact.errors import ThreadsError
 from wikireact.storage.materialise import Specs
 from wikireact.storage.serde import StrictSerializer, names_refused_thread
 from wikireact.storage.sqlite import prune as pruning
@@ -238,6 +239,27 @@ class CompactSqliteSaver(BaseCheckpointSaver[Any]):
                     self.conn.commit()
                     if self.on_commit is not None:
                         self.on_commit()
+                cur.close()
+
+    @contextmanager
+    def snapshot(self) -> Iterator[sqlite3.Cursor]:
+        """Return a cursor under the saver's lock whose reads all see one state of the file.
+
+        One read transaction: a prune or a write committed by another connection meanwhile
+        is not seen half (a row without the parent it is stored against, its pieces or
+        its writes), only after the read.
+        """
+        with self.lock:
+            self.setup()
+            cur = self.conn.cursor()
+            began = not self.conn.in_transaction
+            try:
+                if began:
+                    cur.execute("BEGIN")
+                yield cur
+            finally:
+                if began and self.conn.in_transaction:
+                    self.conn.rollback()  # it only read
                 cur.close()
 
     @contextmanager
@@ -447,7 +469,7 @@ class CompactSqliteSaver(BaseCheckpointSaver[Any]):
         """Return the checkpoint `config` names (or the thread's latest) with its pending writes."""
         configurable = config["configurable"]
         thread_id, ns = str(configurable["thread_id"]), configurable.get("checkpoint_ns", "")
-        with self.cursor(transaction=False) as cur:
+        with self.snapshot() as cur:
             if checkpoint_id := get_checkpoint_id(config):
                 cur.execute(
                     f"SELECT {_ROW} FROM checkpoints WHERE thread_id = ? AND "
@@ -500,14 +522,14 @@ class CompactSqliteSaver(BaseCheckpointSaver[Any]):
         query = f"SELECT {_ROW} FROM checkpoints {where} ORDER BY checkpoint_id DESC"
         if limit is not None and not filter:
             query, params = query + " LIMIT ?", (*params, limit)
-        with self.cursor(transaction=False) as cur:
-            rows = cur.execute(query, params).fetchall()
-        if filter:
-            rows = [row for row in rows if metadata_matches(load_metadata(row[6]), filter)][:limit]
         stored: dict[Key, StoredWrites] = {}
         pieces: dict[bytes, tuple[str, bytes]] = {}
-        if rows:
-            with self.cursor(transaction=False) as cur:
+        with self.snapshot() as cur:
+            rows = cur.execute(query, params).fetchall()
+            if filter:
+                rows = [row for row in rows if metadata_matches(load_metadata(row[6]), filter)]
+                rows = rows[:limit]
+            if rows:
                 rows = with_payloads(cur, rows)
                 if with_writes:
                     stored = self._stored_writes(cur, [tuple(row[:3]) for row in rows])
@@ -609,9 +631,14 @@ class CompactSqliteSaver(BaseCheckpointSaver[Any]):
             target = latest.config["configurable"]["checkpoint_id"]
         chains: dict[str, list[str]] = {ch: [] for ch in channels}
         seed_at: dict[str, str] = {}
-        with self.cursor(transaction=False) as cur:
+        with self.snapshot() as cur:
             lineage = self._lineage(thread_id, ns, target)
-            walked, active = {target}, set(channels) if next(lineage, None) else set()
+            found = next(lineage, None)
+            if found is None:
+                self._gone(thread_id, target)
+            # A checkpoint written whole since it was read (a prune) is its own seed.
+            walked, active = {target}, set(channels) - found[1]
+            seed_at |= {ch: target for ch in set(channels) & found[1]}
             for checkpoint_id, held in lineage:
                 if not active or checkpoint_id in walked:
                     break
@@ -622,21 +649,18 @@ class CompactSqliteSaver(BaseCheckpointSaver[Any]):
                     seed_at[ch] = checkpoint_id
                 active -= held
             lineage.close()  # stops a recursive query still under way
-            seed_rows = {
-                row[2]: (row[4], row[5], row[6])
-                for row in with_payloads(
-                    cur,
-                    [
-                        cur.execute(
-                            f"SELECT {_COLUMNS.removesuffix(', metadata')}, chunks FROM "
-                            "checkpoints WHERE thread_id = ? AND checkpoint_ns = ? "
-                            "AND checkpoint_id = ?",
-                            (thread_id, ns, cid),
-                        ).fetchone()
-                        for cid in set(seed_at.values())
-                    ],
-                )
-            }
+            found_rows = [
+                cur.execute(
+                    f"SELECT {_COLUMNS.removesuffix(', metadata')}, chunks FROM "
+                    "checkpoints WHERE thread_id = ? AND checkpoint_ns = ? "
+                    "AND checkpoint_id = ?",
+                    (thread_id, ns, cid),
+                ).fetchone()
+                for cid in set(seed_at.values())
+            ]
+            if None in found_rows:  # the ancestry cache named a row another process deleted
+                self._gone(thread_id, target)
+            seed_rows = {row[2]: (row[4], row[5], row[6]) for row in with_payloads(cur, found_rows)}
             pieces = self._piece_data(
                 cur,
                 thread_id,
@@ -675,6 +699,14 @@ class CompactSqliteSaver(BaseCheckpointSaver[Any]):
                 entry["seed"] = seed_values[seed_at[ch]][ch]
             out[ch] = entry
         return out
+
+    def _gone(self, thread_id: str, checkpoint_id: str) -> NoReturn:
+        """Refuse to rebuild a checkpoint no longer stored; forget the thread (call under the lock)."""
+        self.forget({thread_id})
+        raise ThreadsError(
+            f"thread {thread_id}: checkpoint {checkpoint_id} is no longer stored (pruned or "
+            "deleted since it was read); read the thread again"
+        )
 
     def _lineage(
         self, thread_id: str, ns: str, checkpoint_id: str
