@@ -20,6 +20,8 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from support import GOOD_RUN, QUESTION, thread
 
 from wikireact import MemorySource, ScriptedChatModel, build_graph
+from wikireact.errors import ThreadsError
+from wikireact.storage.materialise import delta_channels
 from wikireact.storage.sqlite import saver as saver_module
 from wikireact.storage.sqlite.saver import INHERITED, CompactSqliteSaver
 from wikireact.storage.sqlite.threads import SqliteThreads
@@ -57,6 +59,22 @@ def test_copy_thread_copies_the_whole_episode(store: SqliteThreads, wiki: Memory
     assert history == [s.values for s in graph.get_state_history(thread("a"))]
     store.saver.delete_thread("a")  # the copy shares nothing with its source
     assert graph.get_state(thread("b")).values == copy.values
+
+
+def test_copying_onto_a_thread_that_exists_is_refused_unchanged(
+    store: SqliteThreads, wiki: MemorySource
+) -> None:
+    graph = build_graph(store.saver, model=ScriptedChatModel(outputs=GOOD_RUN), wiki=wiki)
+    store.saver.copy_thread("a", "b")
+    store.saver.prune(["b"], channels=delta_channels([graph]))  # copied, then pruned
+    kept = [(t.config, t.checkpoint) for t in store.saver.list(thread("b"))]
+
+    with pytest.raises(ThreadsError, match="'b' already has checkpoints") as caught:
+        store.saver.copy_thread("a", "b")
+
+    assert "\n" not in str(caught.value)
+    assert [(t.config, t.checkpoint) for t in store.saver.list(thread("b"))] == kept
+    assert graph.get_state(thread("b")).values == graph.get_state(thread("a")).values
 
 
 def test_a_file_the_stock_saver_wrote_is_read(tmp_path: Path, wiki: MemorySource) -> None:

@@ -564,10 +564,22 @@ class CompactSqliteSaver(BaseCheckpointSaver[Any]):
         """Copy a thread's every checkpoint, write and snapshot piece to another thread id.
 
         The whole parent chain is copied, so the target rebuilds its delta channels as the
-        source does; rows the target already has are kept.
+        source does. A target that already has rows (e.g. copied once, then pruned) is
+        refused, changing nothing: merging two chains under one id would mix them
+        (LangGraph's conformance suite only copies to new thread ids).
         """
         source, target = str(source_thread_id), str(target_thread_id)
-        with self.cursor() as cur:
+        with self.immediate() as cur:
+            if any(
+                cur.execute(
+                    f"SELECT 1 FROM {table} WHERE thread_id = ? LIMIT 1", (target,)
+                ).fetchone()
+                for table in _THREAD_TABLES
+            ):
+                raise ThreadsError(
+                    f"cannot copy thread {source!r} to {target!r}: thread {target!r} already "
+                    "has checkpoints; delete it first or pick another thread id"
+                )
             for table in _THREAD_TABLES:
                 columns = [row[1] for row in cur.execute(f"PRAGMA table_info({table})")]
                 others = ", ".join(c for c in columns if c != "thread_id")
