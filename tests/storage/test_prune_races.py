@@ -218,3 +218,26 @@ def test_rebuilding_a_checkpoint_pruned_since_it_was_listed_fails_with_one_line(
         reader.saver.get_delta_channel_history(config=old.config, channels=names)
     assert "\n" not in str(caught.value)
     assert reads(graph, "a")[0] == reads(build_graph(pruner.saver), "a")[0]
+
+
+def test_a_thread_written_throughout_its_prune_is_left_whole_with_one_line(
+    stores: tuple[SqliteThreads, SqliteThreads], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    writer, pruner = stores
+    expected = reads(build_graph(writer.saver), "a")[0]
+    materialise = pruning._materialise
+
+    def and_write(*args: Any) -> None:  # a writer that adds a checkpoint every time
+        materialise(*args)
+        continue_thread(writer, "a")
+
+    monkeypatch.setattr(pruning, "_materialise", and_write)
+
+    with pytest.raises(ThreadsError, match="thread a kept changing") as caught:
+        pruner.saver.prune(["a"], channels=channels())
+
+    assert "\n" not in str(caught.value)
+    graph = build_graph(pruner.saver)
+    assert len(list(pruner.saver.list(thread("a")))) == 165 + pruning.ATTEMPTS  # none deleted
+    for saved in list(pruner.saver.list(thread("a")))[: pruning.ATTEMPTS + 1]:
+        assert graph.get_state(saved.config).values == expected
