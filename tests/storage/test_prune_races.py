@@ -55,13 +55,12 @@ def continue_thread(store: SqliteThreads, thread_id: str) -> RunnableConfig:
     """Save a child of the thread's latest checkpoint (its values unchanged), as a running writer does."""
     latest = store.saver.get_tuple(thread(thread_id))
     assert latest is not None
-    values = latest.checkpoint["channel_values"]
-    child = {
-        **latest.checkpoint,
-        "id": str(uuid6(clock_seq=-1)),
-        "channel_values": {k: v for k, v in values.items() if k not in channels()},
-    }  # LangGraph leaves a delta channel's value out, to be rebuilt from the ancestors
-    return store.saver.put(latest.config, child, latest.metadata, {})  # type: ignore[arg-type]
+    child = latest.checkpoint.copy()
+    child["id"] = str(uuid6(clock_seq=-1))
+    child["channel_values"] = {  # LangGraph leaves a delta channel's value out (rebuilt)
+        k: v for k, v in child["channel_values"].items() if k not in channels()
+    }
+    return store.saver.put(latest.config, child, latest.metadata, {})
 
 
 def once_at(conn: sqlite3.Connection, marker: str, act: Callable[[], None]) -> list[BaseException]:
