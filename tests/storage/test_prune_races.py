@@ -23,6 +23,7 @@ from test_prune import reads, run
 from wikireact import build_graph
 from wikireact.errors import ThreadsError
 from wikireact.storage.materialise import delta_channels
+from wikireact.storage.sqlite import catalog
 from wikireact.storage.sqlite import prune as pruning
 from wikireact.storage.sqlite.parent_deltas import ZP1
 from wikireact.storage.sqlite.threads import SqliteThreads
@@ -240,3 +241,20 @@ def test_a_thread_written_throughout_its_prune_is_left_whole_with_one_line(
     assert len(list(pruner.saver.list(thread("a")))) == 165 + pruning.ATTEMPTS  # none deleted
     for saved in list(pruner.saver.list(thread("a")))[: pruning.ATTEMPTS + 1]:
         assert graph.get_state(saved.config).values == expected
+
+
+def test_threads_list_while_a_thread_is_pruned_reads_its_head_from_before(
+    stores: tuple[SqliteThreads, SqliteThreads],
+) -> None:
+    reader, pruner = stores
+    before = catalog.list_threads(pruner)
+    errors = once_at(
+        reader.conn,
+        "SELECT checkpoint_id, parent_checkpoint_id, type, checkpoint FROM checkpoints",
+        lambda: pruner.saver.prune(["a"], channels=channels()),
+    )
+
+    listed = catalog.list_threads(reader)
+
+    assert not errors
+    assert listed == before

@@ -31,7 +31,7 @@ _LATEST = (
 def list_threads(store: SqliteThreads) -> list[ThreadInfo]:
     """Return every thread of the file, by thread id."""
     saver = store.saver
-    with saver.cursor(transaction=False) as cur:
+    with saver.snapshot() as cur:  # one state: a head's parent is not pruned between reads
         registry = {
             row[0]: (row[1], row[2], row[3])
             for row in cur.execute(
@@ -68,7 +68,7 @@ def store_bytes(store: SqliteThreads) -> int:
 
 def store_stats(store: SqliteThreads) -> StoreStats:
     """Return the file's thread and checkpoint counts and its bytes by table (`dbstat`)."""
-    with store.saver.cursor(transaction=False) as cur:
+    with store.saver.snapshot() as cur:
         threads = cur.execute(
             "SELECT count(*) FROM (SELECT thread_id FROM checkpoints UNION "
             "SELECT thread_id FROM wikireact_threads)"
