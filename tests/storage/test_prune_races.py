@@ -52,8 +52,11 @@ def channels() -> Any:
     return delta_channels([build_graph(None)])
 
 
-def continue_thread(store: SqliteThreads, thread_id: str) -> RunnableConfig:
-    """Save a child of the thread's latest checkpoint (its values unchanged), as a running writer does."""
+def continue_thread(store: SqliteThreads, thread_id: str, run_id: str = "") -> RunnableConfig:
+    """Save a child of the thread's latest checkpoint (its values unchanged), as a running writer does.
+
+    With `run_id`, the child's metadata names that run.
+    """
     latest = store.saver.get_tuple(thread(thread_id))
     assert latest is not None
     child = latest.checkpoint.copy()
@@ -61,7 +64,10 @@ def continue_thread(store: SqliteThreads, thread_id: str) -> RunnableConfig:
     child["channel_values"] = {  # LangGraph leaves a delta channel's value out (rebuilt)
         k: v for k, v in child["channel_values"].items() if k not in channels()
     }
-    return store.saver.put(latest.config, child, latest.metadata, {})
+    metadata = latest.metadata.copy()
+    if run_id:
+        metadata["run_id"] = run_id
+    return store.saver.put(latest.config, child, metadata, {})
 
 
 def once_at(conn: sqlite3.Connection, marker: str, act: Callable[[], None]) -> list[BaseException]:
@@ -258,3 +264,30 @@ def test_threads_list_while_a_thread_is_pruned_reads_its_head_from_before(
 
     assert not errors
     assert listed == before
+
+
+def test_a_checkpoint_written_on_a_deleted_run_during_delete_for_runs_reads_back(
+    stores: tuple[SqliteThreads, SqliteThreads], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    writer, pruner = stores
+    expected = reads(build_graph(writer.saver), "a")[0]
+    continue_thread(writer, "a", run_id="doomed")
+    materialise = pruning._materialise
+    written: list[RunnableConfig] = []
+
+    def and_write(*args: Any) -> None:  # the writer goes on from the run being deleted
+        materialise(*args)
+        if not written:
+            written.append(continue_thread(writer, "a", run_id="kept"))
+
+    monkeypatch.setattr(pruning, "_materialise", and_write)
+
+    pruner.saver.delete_for_runs(["doomed"], channels=channels())
+
+    fresh = SqliteThreads(writer.path)
+    try:
+        assert build_graph(fresh.saver).get_state(written[0]).values == expected
+        runs = [t.metadata.get("run_id") for t in fresh.saver.list(thread("a"))]
+        assert "doomed" not in runs and runs[0] == "kept"
+    finally:
+        fresh.close()
