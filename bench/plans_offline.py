@@ -1,13 +1,15 @@
 """Plans the embedded model (Gemma 3 270M) writes: the share its agents' readers accept.
 
-For the first N questions of the offline single-hop set, asks the embedded model for
+For the first N questions of an offline set (`--set`: single-hop, or the two-hop `multi`), asks the embedded model for
 ReWOO's plan and for Plan-and-Execute's sub-goals with the prompts those agents build
 for it (the small-model variant's), once decoding freely (as before plans had grammars) and once under the reply
 form the agent names (`wikireact.models.reply_form`), and reads each reply with the
-agent's own reader. Prints the share of readable plans and the mean output tokens and
-CPU seconds per plan. Not part of `make bench` (about a minute per question on 2 cores).
+agent's own reader. ReWOO's planner searches only the embedded snapshot's titles, as in
+its episodes (`known_titles`). Prints the share of readable plans and the mean output
+tokens and CPU seconds per plan. Not part of `make bench` (about a minute per question on 2 cores).
 
-    python plans_offline.py [--limit 5] [--show] [--decoding free,grammar] [--agents rewoo,plan-execute]
+    python plans_offline.py [--set single|multi] [--limit 5] [--show] [--decoding free,grammar]
+                            [--agents rewoo,plan-execute]
 """
 
 from __future__ import annotations
@@ -32,8 +34,10 @@ from wikireact.models.local.llama import load_local_model
 from wikireact.models.reply_form import ReplyForm
 from wikireact.models.variants import prompt_variant
 from wikireact.nodes.model_call import call_model, reply_text, reply_tokens
+from wikireact.wiki.offline_corpus import ensure_offline_snapshot
 
-QUESTIONS = Path(__file__).resolve().parents[1] / "tests" / "data" / "offline_single_hop.json"
+DATA = Path(__file__).resolve().parents[1] / "tests" / "data"
+SETS = {"single": DATA / "offline_single_hop.json", "multi": DATA / "offline_multi_hop.json"}
 MAX_SUBGOALS = 4
 
 
@@ -41,7 +45,8 @@ def rewoo_plan(model: Any, question: str, form: bool) -> tuple[bool, int, str]:
     """Ask for ReWOO's plan; return whether `read_plan` accepts it, its tokens and its text."""
     messages = rewoo_messages(question, DEFAULT_MAX_STEPS, None, variant=prompt_variant(model))
     shape = ReplyForm("rewoo_plan", DEFAULT_MAX_STEPS) if form else None
-    reply = call_model(model, messages, index=0, failure="no plan", reply_form=shape)
+    titles = model.bind(known_titles=str(ensure_offline_snapshot()))
+    reply = call_model(titles, messages, index=0, failure="no plan", reply_form=shape)
     text = reply_text(reply)
     return isinstance(read_plan(text, DEFAULT_MAX_STEPS), Plan), reply_tokens(reply)[1], text
 
@@ -81,6 +86,7 @@ def measure(
 def main() -> int:
     """Ask for every plan with and without its grammar; print the table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--set", choices=sorted(SETS), default="single", help="question set")
     parser.add_argument("--limit", type=int, default=5, help="questions (default: 5)")
     parser.add_argument("--show", action="store_true", help="print each plan to stderr")
     parser.add_argument("--agents", default="rewoo,plan-execute", help="which planners")
@@ -88,7 +94,7 @@ def main() -> int:
         "--decoding", default="free,grammar", help="free, grammar or both (default: both)"
     )
     args = parser.parse_args()
-    data = json.loads(QUESTIONS.read_text(encoding="utf-8"))
+    data = json.loads(SETS[args.set].read_text(encoding="utf-8"))
     questions = [item["question"] for item in data[: args.limit]]
     model = load_local_model()
     rows: list[Row] = []

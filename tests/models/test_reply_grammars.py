@@ -27,8 +27,19 @@ from wikireact.agents.plan_execute.planning import reply_form
 from wikireact.agents.plan_execute.replies import read_reply
 from wikireact.agents.reflexion.prompts import REFLECTION_FORM
 from wikireact.agents.rewoo.plan import Plan, read_plan
+from wikireact.agents.rewoo.prompts import (
+    LLM_FORM,
+    fenced,
+    llm_messages,
+    solver_form,
+    solver_messages,
+)
+from wikireact.agents.rewoo.solver import worked_plan
+from wikireact.agents.rewoo.state import PlannedStep
 from wikireact.cli.app import app
-from wikireact.models.local.reply_grammars import REFLECTION_OPENING, reply_grammar
+from wikireact.models.local.plan_shape import PlanShape, QuestionPlan
+from wikireact.models.local.reply_grammars import REFLECTION_OPENING, reply_grammar, shaped_plan
+from wikireact.models.local.shaped_replies import local_reply_grammar
 from wikireact.models.reply_form import ReplyForm, read_reply_form
 
 pytest.importorskip("llama_cpp")
@@ -136,3 +147,115 @@ def test_a_small_local_model_writes_a_plan_its_agent_reads(
     result = json.loads(done.stdout)
     assert result["status"] != "invalid_plan", result
     assert not [step for step in result["trajectory"] if step["kind"] == "invalid"]
+
+
+RURITANIA = "Ruritania is a small kingdom. Its capital is Strelsau, on the Zenda plain."
+STRELSAU = "Strelsau is the capital of Ruritania. It stands on the river Rassendyll."
+
+
+@pytest.mark.parametrize(
+    ("shape", "tools"),
+    [
+        ("single", ["Search"]),
+        ("comparison", ["Search", "Search"]),
+        ("bridge", ["Search", "LLM", "Search"]),
+    ],
+)
+def test_a_shaped_plan_opens_the_question_titles_in_its_shape(
+    vocabulary: Any, shape: PlanShape, tools: list[str]
+) -> None:
+    titles = ("Ruritania", "Graustark", "The Prisoner of Zenda")
+    grammar = shaped_plan(QuestionPlan(shape, titles, titles[:1]), LIMIT)
+    assert grammar is not None
+    rng = random.Random(41)
+    texts = [sample(grammar, rng) for _ in range(60)]
+    assert all(llama_accepts(vocabulary, grammar, text) for text in texts)
+    plans = [read_plan(text, LIMIT) for text in texts]
+    read = [plan for plan in plans if isinstance(plan, Plan)]
+    assert len(read) == len(texts)
+    for plan in read:
+        assert [step.tool for step in plan.steps] == tools
+        searched = [step.text for step in plan.steps if step.tool == "Search"]
+        if shape == "bridge":
+            assert searched == ["Ruritania", "#E2"] and plan.steps[1].needs == (1,)
+        else:
+            assert set(searched) <= set(titles) and len(set(searched)) == len(searched)
+
+
+def test_a_shaped_plan_never_repeats_its_first_search(vocabulary: Any) -> None:
+    grammar = shaped_plan(QuestionPlan("comparison", ("Ruritania", "Graustark"), ()), LIMIT)
+    assert grammar is not None
+    first = "Plan: Open it.\n#E1 = Search[Ruritania]\nPlan: Open the other.\n"
+    assert llama_accepts(vocabulary, grammar, first + "#E2 = Search[Graustark]\n")
+    assert not llama_accepts(vocabulary, grammar, first + "#E2 = Search[Ruritania]\n")
+    assert not llama_accepts(vocabulary, grammar, "Plan: Open.\n#E1 = Search[Capital]\n")
+    bridge = QuestionPlan("bridge", ("Ruritania",), ("Ruritania",))
+    assert shaped_plan(bridge, 2) is None  # three steps do not fit a budget of two
+
+
+def _turns(messages: list[Any]) -> list[dict[str, str]]:
+    from wikireact.models.local.llama import _to_gemma_turns
+
+    return _to_gemma_turns(messages)
+
+
+def test_a_small_model_s_llm_step_copies_an_entity_from_its_page(vocabulary: Any) -> None:
+    question = "On which river does the capital of Ruritania stand?"
+    instruction = f"Name the capital of Ruritania in {fenced(RURITANIA)}"
+    turns = _turns(llm_messages(question, instruction))
+    grammar = local_reply_grammar(LLM_FORM, turns, None, guard_rails=True)
+    assert llama_accepts(vocabulary, grammar, "Strelsau")
+    for wrong in ("Ruritania", "Vienna", "The capital is Strelsau."):
+        assert not llama_accepts(vocabulary, grammar, wrong)
+    free = local_reply_grammar(LLM_FORM, turns, None, guard_rails=False)
+    assert llama_accepts(vocabulary, free, "The capital is Strelsau.")
+
+
+def test_a_small_model_s_solver_copies_its_answer_from_the_pages(vocabulary: Any) -> None:
+    question = "On which river does the capital of Ruritania stand?"
+    plan = [
+        PlannedStep(number=1, tool="Search", text="Ruritania", thought="", needs=[], page_of=None),
+        PlannedStep(
+            number=2,
+            tool="LLM",
+            text="Name the capital in #E1",
+            thought="",
+            needs=[1],
+            page_of=None,
+        ),
+        PlannedStep(number=3, tool="Search", text="#E2", thought="", needs=[2], page_of=None),
+    ]
+    evidence = {"#E1": RURITANIA, "#E2": "Strelsau", "#E3": STRELSAU}
+    turns = _turns(solver_messages(question, worked_plan(plan, evidence)))
+    grammar = local_reply_grammar(solver_form("hotpotqa"), turns, None, guard_rails=True)
+    assert llama_accepts(vocabulary, grammar, "Finish[Rassendyll]")
+    for wrong in ("Strelsau", "Ruritania", "Paris"):  # the bridge, the question's title, made up
+        assert not llama_accepts(vocabulary, grammar, f"Finish[{wrong}]")
+
+
+def test_a_small_local_model_plans_both_hops_of_a_bridge_question(
+    tmp_path: Path, data_dir: Path
+) -> None:
+    # Under the plain plan grammar the tiny model searched whatever it spelled, as Gemma 3
+    # 270M searched "Capital" for "the capital of the Czech Republic" and repeated it.
+    tiny = write_tiny_model(tmp_path / "tiny.gguf")
+    snapshot = write_snapshot(tmp_path / "pages.db", {"Ruritania": RURITANIA, "Strelsau": STRELSAU})
+    done = CliRunner().invoke(
+        app,
+        [
+            *("ask", "On which river does the capital of Ruritania stand?"),
+            *("--agent", "rewoo", "--model", f"local:{tiny}"),
+            *("--wiki", str(snapshot), "--max-steps", "4", "--json"),
+        ],
+    )
+    assert done.exit_code == 0, done.stderr
+    result = json.loads(done.stdout)
+    steps = {step["kind"]: step for step in result["trajectory"]}
+    first, found, follow = steps["plan"]["action"].splitlines()
+    assert first == "#E1 = Search[Ruritania]" and follow == "#E3 = Search[#E2]"
+    assert found.startswith("#E2 = LLM[") and found.endswith("#E1]")
+    bridge = [s for s in result["trajectory"] if s["action"].startswith("LLM[")][0]
+    assert bridge["observation"] in RURITANIA and not bridge["observation"].startswith("Rur")
+    if result["answer"] is not None:
+        assert result["answer"] in RURITANIA + STRELSAU
+        assert not result["answer"].startswith(("Rur", bridge["observation"][:4]))

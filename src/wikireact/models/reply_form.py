@@ -17,10 +17,13 @@ from typing import Any, Literal, get_args
 
 from wikireact.models.call_metadata import REPLY_FORM_KEY
 
-ReplyKind = Literal["rewoo_plan", "subgoals", "replan", "final_answer", "reflection", "value"]
+ReplyKind = Literal[
+    "rewoo_plan", "subgoals", "replan", "final_answer", "reflection", "value", "extract"
+]
 """`rewoo_plan`: `Plan:` lines and `#E<n> = Tool[input]` steps; `subgoals`: a numbered list;
 `replan`: a numbered list or `Finish[answer]`; `final_answer`: `Finish[answer]` only;
-`reflection`: a lesson of one or two sentences; `value`: `Value: N`, N from 1 to 10."""
+`reflection`: a lesson of one or two sentences; `value`: `Value: N`, N from 1 to 10;
+`extract`: a short answer to an instruction about the fenced text it gives (ReWOO's LLM step)."""
 KINDS: tuple[ReplyKind, ...] = get_args(ReplyKind)
 
 

@@ -26,6 +26,7 @@ from wikireact.episode.recursion import has_room
 from wikireact.episode.resources import DEFAULT_RESOURCES, Resources
 from wikireact.episode.stored_context import episode_context
 from wikireact.errors import ContextExhaustedError
+from wikireact.models.local.known_titles import with_known_titles
 from wikireact.models.reply_form import ReplyForm
 from wikireact.nodes.model_call import call_model, reply_text, reply_tokens
 from wikireact.nodes.window import exhausted, reopened
@@ -52,8 +53,8 @@ def plan(
             question, state.get("plan_error"), examples, context, model
         )
         started = time.monotonic()
-        reply = call_model(
-            model,
+        reply = call_model(  # a local model over a snapshot: Searches name its titles
+            with_known_titles(model, context, lambda: resources.wiki_source(context)),
             messages,
             index=state.get("model_calls", 0),
             failure="the model did not write the plan",

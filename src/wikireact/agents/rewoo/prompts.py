@@ -99,6 +99,8 @@ LLM_INSTRUCTION = (
     "Follow the instruction using only the text it gives. Answer in one short sentence.\n"
     + UNTRUSTED_NOTE
 )
+LLM_FORM = ReplyForm("extract")
+"""An LLM step's reply form: a short answer (a small local model copies it from the evidence)."""
 
 
 def solver_form(task: Task) -> ReplyForm:

@@ -23,6 +23,7 @@ from langgraph.types import interrupt
 from typing_extensions import TypedDict
 
 from wikireact.agents.rewoo.fitting import fitted_llm_messages
+from wikireact.agents.rewoo.prompts import LLM_FORM
 from wikireact.agents.rewoo.state import StepResult, Task
 from wikireact.context import Context
 from wikireact.episode.approval import APPROVAL_HINT, read_decision
@@ -123,6 +124,7 @@ def _llm(task: Task, context: Context, resources: Resources) -> StepResult:
         messages,
         index=task["call_index"],
         failure=f"the model did not answer the LLM step #E{task['number']}",
+        reply_form=LLM_FORM,
     )
     input_tokens, output_tokens = reply_tokens(reply)
     text = sanitize_observation(reply_text(reply))

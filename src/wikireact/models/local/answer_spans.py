@@ -84,6 +84,7 @@ def answer_rules(
     *,
     question: str = "",
     thought: str = "",
+    kind: AnswerType | None = None,
 ) -> str | None:
     """Return GBNF rules for `answer`: a run of words from `observations` that fits `question`.
 
@@ -93,10 +94,10 @@ def answer_rules(
     question names nothing: "Hubble" in "Hubble Space Telescope is named after Edwin
     Hubble" does not name "The Hubble Space Telescope"). Returns None when no run is
     possible (no observation yet, or none of the question's type): then there is nothing
-    to answer with yet.
+    to answer with yet. `kind` overrides the type the question asks for.
     """
     blocked = tuple(p.lower() for p in not_starting if p.strip())
-    kind = answer_type(question)
+    kind = kind or answer_type(question)
     offered = {w.lower() for choice in offered_choices(question) for w in _WORD.findall(choice)}
     asked = {w.lower() for w in _WORD.findall(question)} - offered  # a choice may be named
     thought_words = {w.lower() for w in _WORD.findall(thought)} - asked

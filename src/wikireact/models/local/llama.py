@@ -42,7 +42,8 @@ from wikireact._extras import missing_extra
 from wikireact._paths import cache_dir
 from wikireact.errors import GgufError, ModelConfigurationError
 from wikireact.models.local.gguf import GgufInfo, file_sha256, read_gguf
-from wikireact.models.local.reply_grammars import reply_budget, reply_grammar
+from wikireact.models.local.reply_grammars import reply_budget
+from wikireact.models.local.shaped_replies import local_reply_grammar
 from wikireact.models.local.step_form import is_step_prompt, step_form, wants_thought
 from wikireact.models.reply_form import read_reply_form
 from wikireact.models.variants import EMBEDDED_MODEL_VARIANT, local_variant
@@ -211,7 +212,8 @@ class LlamaCppChatModel(BaseChatModel):
         with self._lock:  # a llama.cpp context serves one call at a time
             encoded = self._encode(client, prompt)
             if wanted is not None:  # a plan, a lesson, a value: the agent said which
-                grammar = reply_grammar(wanted)
+                snapshot = kwargs.get("known_titles")
+                grammar = local_reply_grammar(wanted, turns, snapshot, self.extractive_answers)
                 budget = int(kwargs.get("max_tokens", reply_budget(wanted)))
                 text, output_tokens = _decode(
                     client, encoded, grammar, budget, sampling, one_action=False

@@ -11,7 +11,9 @@ grammar of its kind, so that the agent's own reader accepts whatever it writes:
   `labels`, FEVER's, the answer is one of them);
 - `reflection`: one or two sentences opening with `REFLECTION_OPENING` (a small model
   otherwise copies the instruction back as its lesson);
-- `value`: `Value: N`, N from 1 to 10 (`wikireact.agents.lats.values.read_value`).
+- `value`: `Value: N`, N from 1 to 10 (`wikireact.agents.lats.values.read_value`);
+- `extract`: one line of at most `MAX_SENTENCE_CHARS` (a small model copies it from the
+  text instead: `wikireact.models.local.shaped_replies`).
 No text inside a reply holds a bracket, a control character or a line break, so nothing
 in it reads as a second action, and every line starts with its own fixed label; a text
 the reader strips starts with a character Python does not count as a space (`word`; its
@@ -22,6 +24,7 @@ class that names one of them).
 from __future__ import annotations
 
 from wikireact.models.local.answer_spans import gbnf_literal
+from wikireact.models.local.plan_shape import QuestionPlan
 from wikireact.models.reply_form import ReplyForm
 
 MAX_PLAN_STEPS = 4
@@ -61,6 +64,8 @@ def reply_grammar(form: ReplyForm) -> str:
         )
     if form.kind == "value":
         return 'root ::= "Value: " ([1-9] | "10")\n'
+    if form.kind == "extract":
+        return f"root ::= [A-Za-z0-9] plain{{0,{MAX_SENTENCE_CHARS - 1}}}\n{_COMMON}"
     finish = " | ".join(gbnf_literal(label) for label in form.labels) or "answer"
     rules = [f'finish ::= "Finish[" ({finish}) "]"', _COMMON]
     if form.kind == "final_answer" or (form.kind == "replan" and form.limit < 1):
@@ -76,7 +81,7 @@ def reply_budget(form: ReplyForm) -> int:
     """Return the tokens a reply of `form` may take: room for its longest list."""
     if form.kind == "value":
         return 8
-    if form.kind in ("reflection", "final_answer"):
+    if form.kind in ("reflection", "final_answer", "extract"):
         return 2 * _TOKENS_PER_ITEM
     return _TOKENS_PER_ITEM * max(form.limit, 1) + 20
 
@@ -92,6 +97,42 @@ def _rewoo_plan(limit: int) -> str:
         rules.append(_item(k, step, k < limit))
         rules.append(_step_input(k))
     return "\n".join([*rules, _COMMON])
+
+
+SHAPE_STEPS = {"single": 1, "comparison": 2, "bridge": 3}
+"""The steps of each plan shape (`wikireact.models.local.plan_shape`)."""
+
+
+def shaped_plan(plan: QuestionPlan, limit: int) -> str | None:
+    """Return the grammar of a plan in `plan`'s shape (None: `limit` steps cannot hold it).
+
+    Every Search opens a title the question names (a bridge's first: the one its relation
+    starts from); a comparison's second Search opens another one than its first; a bridge's
+    LLM step cites #E1 and its last step searches what that step found (`#E3 = Search[#E2]`).
+    """
+    if limit < SHAPE_STEPS[plan.shape]:
+        return None
+    why = f'"Plan: " word plain{{0,{MAX_PLAN_CHARS - 1}}}'
+
+    def search(k: int, titles: tuple[str, ...], then: str = "") -> str:
+        return " | ".join(
+            f'{why} "\\n#E{k} = Search[" {gbnf_literal(t)} "]\\n"' + then.format(t=i)
+            for i, t in enumerate(titles)
+        )
+
+    rules = [_COMMON]
+    if plan.shape == "comparison":
+        rules.append(f"root ::= {search(1, plan.titles, ' second{t}')}")
+        for i, title in enumerate(plan.titles):
+            others = tuple(t for t in plan.titles if t != title)
+            rules.append(f"second{i} ::= {search(2, others)}")
+    elif plan.shape == "bridge":
+        entity = f'{why} "\\n#E2 = LLM[" word plain{{0,{MAX_INPUT_CHARS - 5}}} "#E1]\\n"'
+        follow = f'{why} "\\n#E3 = Search[#E2]\\n"'
+        rules.append(f"root ::= ({search(1, plan.first)}) {entity} {follow}")
+    else:
+        rules.append(f"root ::= {search(1, plan.titles)}")
+    return "\n".join(rules) + "\n"
 
 
 def _item(k: int, body: str, more: bool) -> str:

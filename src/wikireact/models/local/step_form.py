@@ -122,10 +122,10 @@ def answer_blocks(turns: list[Turn]) -> tuple[str, ...]:
     """
     choices = [c.casefold() for c in offered_choices(question(turns))]
     titles = [t for t in _searched(turns) if not any(_core(t).casefold() in c for c in choices)]
-    return _title_starts(titles)
+    return title_starts(titles)
 
 
-def _title_starts(titles: Iterable[str]) -> tuple[str, ...]:
+def title_starts(titles: Iterable[str]) -> tuple[str, ...]:
     """Return how text copying one of `titles` starts (case is ignored)."""
     prefixes = {p for title in titles for p in _prefixes(title)}
     return tuple(sorted(p for p in prefixes if p.strip()))
@@ -151,7 +151,7 @@ def search_rules(turns: list[Turn]) -> tuple[tuple[str, ...], tuple[str, ...]]:
             titles = []
         done = {t.casefold() for t in searched}
         suggested = [t for t in titles if isinstance(t, str) and t.casefold() not in done]
-    return _title_starts(searched), tuple(suggested)
+    return title_starts(searched), tuple(suggested)
 
 
 def _question_turn(turns: list[Turn]) -> int | None:
