@@ -205,7 +205,7 @@ def test_a_small_model_s_llm_step_copies_an_entity_from_its_page(vocabulary: Any
     turns = _turns(llm_messages(question, instruction))
     grammar = local_reply_grammar(LLM_FORM, turns, None, guard_rails=True)
     assert llama_accepts(vocabulary, grammar, "Strelsau")
-    for wrong in ("Ruritania", "Vienna", "The capital is Strelsau."):
+    for wrong in ("Ruritania", "Vienna", "The capital is Strelsau.", "Its capital is Strelsau"):
         assert not llama_accepts(vocabulary, grammar, wrong)
     free = local_reply_grammar(LLM_FORM, turns, None, guard_rails=False)
     assert llama_accepts(vocabulary, free, "The capital is Strelsau.")
@@ -259,3 +259,13 @@ def test_a_small_local_model_plans_both_hops_of_a_bridge_question(
     if result["answer"] is not None:
         assert result["answer"] in RURITANIA + STRELSAU
         assert not result["answer"].startswith(("Rur", bridge["observation"][:4]))
+
+
+def test_an_llm_step_copies_a_name_alone() -> None:
+    from wikireact.models.local.answer_spans import answer_rules
+
+    page = "The capital and largest city is Prague. Its river is the Vltava."
+    rules = answer_rules([page], kind="name", names_only=True)
+    assert rules is not None and '"Prague"' in rules
+    assert "o0w0" not in rules.split("\n")[0] and "o0w7" not in rules.split("\n")[0]  # The, Its
+    assert '"The" " "' not in rules

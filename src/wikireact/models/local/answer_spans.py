@@ -44,6 +44,11 @@ _NUMBER_WORDS = frozenset(
     "september october november december".split()
 )
 _ARTICLES = frozenset({"the", "a", "an"})
+_OPENERS = _ARTICLES | frozenset(
+    "it its he his she her they their this that these those there in on at of by for from "
+    "with as after before during since its".split()
+)
+"""Capitalised words that open a sentence, not a name ("The capital ...", "Its capital ...")."""
 _YES_NO = re.compile(
     r"^(is|are|was|were|do|does|did|can|could|has|have|had|will|would|should)\b", re.IGNORECASE
 )
@@ -85,6 +90,7 @@ def answer_rules(
     question: str = "",
     thought: str = "",
     kind: AnswerType | None = None,
+    names_only: bool = False,
 ) -> str | None:
     """Return GBNF rules for `answer`: a run of words from `observations` that fits `question`.
 
@@ -94,7 +100,9 @@ def answer_rules(
     question names nothing: "Hubble" in "Hubble Space Telescope is named after Edwin
     Hubble" does not name "The Hubble Space Telescope"). Returns None when no run is
     possible (no observation yet, or none of the question's type): then there is nothing
-    to answer with yet. `kind` overrides the type the question asks for.
+    to answer with yet. `kind` overrides the type the question asks for; with `names_only`
+    a run is one whole name ("Prague", "Leonardo da Vinci"), never a sentence opening with
+    one ("The capital and largest city is Prague").
     """
     blocked = tuple(p.lower() for p in not_starting if p.strip())
     kind = kind or answer_type(question)
@@ -109,8 +117,9 @@ def answer_rules(
         words = [w.group() for w in found]
         gaps = [text[found[i].end() : found[i + 1].start()] for i in range(len(found) - 1)]
         joined = _name_links(words, gaps)
-        for index, word in enumerate(words):
-            rules.append(_chain_rule(f"o{number}w", words, gaps, joined, index, numeric=False))
+        run_gaps = [g if joined[i] else "." for i, g in enumerate(gaps)] if names_only else gaps
+        for index, word in enumerate(words):  # with names_only a run ends where its name ends
+            rules.append(_chain_rule(f"o{number}w", words, run_gaps, joined, index, numeric=False))
             if _is_number(word):
                 rules.append(_chain_rule(f"o{number}n", words, gaps, joined, index, numeric=True))
             if (index and joined[index - 1]) or text[found[index].start() :].lower().startswith(
@@ -121,6 +130,8 @@ def answer_rules(
                 continue
             if kind == "name" and not (word[0].isupper() and word.lower() not in _NUMBER_WORDS):
                 continue  # a name: capitalised, and not a month
+            if names_only and word.lower() in _OPENERS:
+                continue
             start = f"o{number}{'n' if kind == 'number' else 'w'}{index}"
             starts.append(start)
             if _named(words, index, thought_words):

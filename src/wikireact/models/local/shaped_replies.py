@@ -7,7 +7,8 @@ ReWOO's calls decode under grammars read from their own prompt, not only from th
   snapshot: titles it holds);
 - an LLM step (`extract`) copies a run of words out of the page text its input fences
   (`wikireact.models.local.answer_spans`), not one of the question's titles: its answer is
-  what a later `Search[#E<k>]` opens;
+  what a later `Search[#E<k>]` opens, so a name is copied whole and alone ("Prague", not
+  "The capital and largest city is Prague");
 - the solver (`final_answer` after a worked plan) copies its answer out of the Search and
   Lookup evidence, of the question's type, not starting like a title the plan searched
   (nor an LLM step's answer: the bridge entity), a choice the question offers aside.
@@ -74,6 +75,7 @@ def _extract(turns: list[Turn], snapshot: str | None) -> str | None:
         title_starts(named),
         question=asked,
         kind="name" if kind == "any" else kind,
+        names_only=kind in ("any", "name"),
     )
     return None if rules is None else f"root ::= answer\n{rules}"
 
