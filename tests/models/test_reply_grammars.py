@@ -269,3 +269,12 @@ def test_an_llm_step_copies_a_name_alone() -> None:
     assert rules is not None and '"Prague"' in rules
     assert "o0w0" not in rules.split("\n")[0] and "o0w7" not in rules.split("\n")[0]  # The, Its
     assert '"The" " "' not in rules
+
+
+def test_answers_are_copied_from_the_sentences_that_share_the_asked_words() -> None:
+    from wikireact.models.local.shaped_replies import focused
+
+    page = "Ruritania is a kingdom in Europe. Its capital is Strelsau. Ruritania borders Graustark."
+    assert focused((page,), {"capit"}, ("Ruritania",)) == ("Its capital is Strelsau.",)
+    assert focused((page,), {"rurit"}, ("Ruritania",)) == (page,)  # a title's words: no focus
+    assert focused((page,), {"river"}, ()) == (page,)

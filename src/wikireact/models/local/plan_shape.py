@@ -42,6 +42,7 @@ _NESTED = re.compile(
     r"|where|(?:who|that) [a-z]+)\b"
 )
 """A relation whose object is itself described ("the father of the author of X"): two hops."""
+_CONNECTORS = frozenset({"the", "of", "in", "on", "into", "which", "where", "who", "that", "s"})
 _ASKS_RELATION = re.compile(r"^(what|who|which) (is|was|are|were) the ", re.IGNORECASE)
 """A question whose whole object is one relation ("What is the capital of Brazil?"): one hop."""
 
@@ -107,6 +108,16 @@ def question_plan(
         first = tuple(t for t in titles if _named_at(question, t) & objects)
         return QuestionPlan("bridge", titles, first or titles)
     return QuestionPlan("single", titles, titles)
+
+
+def relation_words(question: str) -> set[str]:
+    """Return the stems of the words that describe the entity a question asks about.
+
+    "the capital of Poland": capital; "the emperor who commissioned the Taj Mahal": emperor,
+    commissioned (their first five letters); none when the question describes none.
+    """
+    words = {w for m in _RELATION.finditer(question) for w in re.findall(r"[a-z]+", m.group())}
+    return {w[:5] for w in words - _CONNECTORS}
 
 
 def _named_at(question: str, title: str) -> set[int]:

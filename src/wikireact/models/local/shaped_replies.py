@@ -12,7 +12,11 @@ ReWOO's calls decode under grammars read from their own prompt, not only from th
 - the solver (`final_answer` after a worked plan) copies its answer out of the Search and
   Lookup evidence, of the question's type, not starting like a title the plan searched
   (nor an LLM step's answer: the bridge entity), a choice the question offers aside.
-Anything else, or a prompt with no page text to copy, gets the form's own grammar.
+Both copy from the sentences that share the most words with what is asked (the question's
+relation, "the capital of X": capital; the instruction's and the question's own words), as a
+Lookup would find them: Gemma 3 270M, offered every name of a page, took the first one
+("Austria" for the capital of the Czech Republic). Anything else, or a prompt with no page
+text to copy, gets the form's own grammar.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from pathlib import Path
 
 from wikireact.models.local.answer_spans import answer_rules, answer_type, offered_choices
 from wikireact.models.local.page_text import page_text
-from wikireact.models.local.plan_shape import question_plan, question_titles
+from wikireact.models.local.plan_shape import question_plan, question_titles, relation_words
 from wikireact.models.local.reply_grammars import reply_grammar, shaped_plan
 from wikireact.models.local.step_form import Turn, question, title_starts
 from wikireact.models.reply_form import ReplyForm
@@ -34,6 +38,15 @@ _WORKED_STEP = re.compile(
 )
 """A step of the solver's worked plan with its evidence (`wikireact.agents.rewoo.solver`)."""
 _REFERENCE = re.compile(r"#E(\d+)")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9])")
+_WORDS = re.compile(r"[a-z]+")
+_STOP = frozenset(
+    "the a an of in on at to by for from with and or is are was were be been do does did what "
+    "which who whom whose when where how many much about according name find its his her their "
+    "this that it as into".split()
+)
+STEM = 5
+"""Words compare by their first this-many letters (painter, painting; river, rivers)."""
 
 
 def local_reply_grammar(
@@ -70,6 +83,7 @@ def _extract(turns: list[Turn], snapshot: str | None) -> str | None:
     asked = _FENCED.sub(" ", instruction)
     kind = answer_type(asked)
     named = question_titles(question(turns), _title_test(snapshot))
+    pages = focused(pages, {*relation_words(question(turns)), *_stems(asked)}, named)
     rules = answer_rules(
         pages,
         title_starts(named),
@@ -97,5 +111,29 @@ def _solver_answer(turns: list[Turn]) -> str | None:
     asked = question(turns)
     choices = [c.casefold() for c in offered_choices(asked)]
     blocked = [t for t in (*searched, *found) if not any(t.casefold() in c for c in choices)]
-    rules = answer_rules(pages, title_starts(blocked), question=asked)
+    if not choices:  # (a choice is named in the question: every page holds it)
+        hop = relation_words(asked)  # the entity the plan found: not what the answer is about
+        pages = focused(pages, _stems(asked) - hop, (*searched, *found))
+    names = answer_type(asked) == "name"
+    rules = answer_rules(pages, title_starts(blocked), question=asked, names_only=names)
     return None if rules is None else f'root ::= "Finish[" answer "]"\n{rules}'
+
+
+def focused(pages: tuple[str, ...], asked: set[str], titles: tuple[str, ...]) -> tuple[str, ...]:
+    """Return the sentences of `pages` sharing the most of the `asked` stems (all: none shares one).
+
+    The words of `titles` (pages searched, entities found) count for nothing: every sentence
+    of their pages names them.
+    """
+    wanted = asked - {w for title in titles for w in _stems(title)}
+    sentences = [s for page in pages for s in _SENTENCE_END.split(page) if s.strip()]
+    scores = [len(_stems(s) & wanted) for s in sentences]
+    best = max(scores, default=0)
+    if best == 0:
+        return pages
+    return tuple(s for s, score in zip(sentences, scores, strict=True) if score == best)
+
+
+def _stems(text: str) -> set[str]:
+    """Return the stems of `text`'s words (lower case, stop words aside)."""
+    return {w[:STEM] for w in _WORDS.findall(text.lower()) if w not in _STOP and len(w) > 2}
