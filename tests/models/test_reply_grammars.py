@@ -278,3 +278,25 @@ def test_answers_are_copied_from_the_sentences_that_share_the_asked_words() -> N
     assert focused((page,), {"capit"}, ("Ruritania",)) == ("Its capital is Strelsau.",)
     assert focused((page,), {"rurit"}, ("Ruritania",)) == (page,)  # a title's words: no focus
     assert focused((page,), {"river"}, ()) == (page,)
+
+
+def test_a_bridge_answer_is_copied_from_the_clause_of_the_page_it_led_to(vocabulary: Any) -> None:
+    question = "On which river does the capital of Ruritania stand?"
+    plan = [
+        PlannedStep(number=1, tool="Search", text="Ruritania", thought="", needs=[], page_of=None),
+        PlannedStep(
+            number=2, tool="LLM", text="Name it in #E1", thought="", needs=[1], page_of=None
+        ),
+        PlannedStep(number=3, tool="Search", text="#E2", thought="", needs=[2], page_of=None),
+    ]
+    led_to = "Strelsau is a city of Ruritania. Located on the Rassendyll River, it is the largest city in the Elphberg Union."
+    evidence = {
+        "#E1": RURITANIA + " The Zenda River flows north.",
+        "#E2": "Strelsau",
+        "#E3": led_to,
+    }
+    turns = _turns(solver_messages(question, worked_plan(plan, evidence)))
+    grammar = local_reply_grammar(solver_form("hotpotqa"), turns, None, guard_rails=True)
+    assert llama_accepts(vocabulary, grammar, "Finish[Rassendyll River]")
+    for wrong in ("Elphberg Union", "Zenda River"):  # another clause, the first page
+        assert not llama_accepts(vocabulary, grammar, f"Finish[{wrong}]")

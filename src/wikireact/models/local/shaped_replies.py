@@ -10,9 +10,10 @@ ReWOO's calls decode under grammars read from their own prompt, not only from th
   what a later `Search[#E<k>]` opens, so a name is copied whole and alone ("Prague", not
   "The capital and largest city is Prague");
 - the solver (`final_answer` after a worked plan) copies its answer out of the Search and
-  Lookup evidence, of the question's type, not starting like a title the plan searched
-  (nor an LLM step's answer: the bridge entity), a choice the question offers aside.
-Both copy from the sentences that share the most words with what is asked (the question's
+  Lookup evidence (after a bridge's LLM step: the page it led to), of the question's type,
+  not starting like a title the plan searched (nor an LLM step's answer: the bridge
+  entity), a choice the question offers aside.
+Both copy from the clauses that share the most words with what is asked (the question's
 relation, "the capital of X": capital; the instruction's and the question's own words), as a
 Lookup would find them: Gemma 3 270M, offered every name of a page, took the first one
 ("Austria" for the capital of the Czech Republic). Anything else, or a prompt with no page
@@ -38,7 +39,8 @@ _WORKED_STEP = re.compile(
 )
 """A step of the solver's worked plan with its evidence (`wikireact.agents.rewoo.solver`)."""
 _REFERENCE = re.compile(r"#E(\d+)")
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9])")
+_CLAUSE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9])|;\s*|,\s+(?=[^\d\s])")
+"""Where a sentence or a clause ends (a comma before a number, as in a date, does not)."""
 _WORDS = re.compile(r"[a-z]+")
 _STOP = frozenset(
     "the a an of in on at to by for from with and or is are was were be been do does did what "
@@ -101,7 +103,9 @@ def _solver_answer(turns: list[Turn]) -> str | None:
     if not steps:
         return None
     evidence = {number: text for number, _, _, text in steps}
-    pages = tuple(t for _, tool, _, text in steps if tool != "LLM" and (t := page_text(text)))
+    hops = [i for i, (_, tool, _, _) in enumerate(steps) if tool == "LLM"]
+    last_hop = steps[hops[-1] + 1 :] if hops and hops[-1] + 1 < len(steps) else steps
+    pages = tuple(t for _, tool, _, text in last_hop if tool != "LLM" and (t := page_text(text)))
     found = [text for _, tool, _, text in steps if tool == "LLM"]
     searched = [
         _REFERENCE.sub(lambda m: evidence.get(m.group(1), m.group(0)), argument)
@@ -120,13 +124,13 @@ def _solver_answer(turns: list[Turn]) -> str | None:
 
 
 def focused(pages: tuple[str, ...], asked: set[str], titles: tuple[str, ...]) -> tuple[str, ...]:
-    """Return the sentences of `pages` sharing the most of the `asked` stems (all: none shares one).
+    """Return the clauses of `pages` sharing the most of the `asked` stems (all: none shares one).
 
     The words of `titles` (pages searched, entities found) count for nothing: every sentence
     of their pages names them.
     """
     wanted = asked - {w for title in titles for w in _stems(title)}
-    sentences = [s for page in pages for s in _SENTENCE_END.split(page) if s.strip()]
+    sentences = [s for page in pages for s in _CLAUSE_END.split(page) if s.strip()]
     scores = [len(_stems(s) & wanted) for s in sentences]
     best = max(scores, default=0)
     if best == 0:
