@@ -300,3 +300,27 @@ def test_a_bridge_answer_is_copied_from_the_clause_of_the_page_it_led_to(vocabul
     assert llama_accepts(vocabulary, grammar, "Finish[Rassendyll River]")
     for wrong in ("Elphberg Union", "Zenda River"):  # another clause, the first page
         assert not llama_accepts(vocabulary, grammar, f"Finish[{wrong}]")
+
+
+def test_an_llm_step_asked_when_still_names_the_entity(vocabulary: Any) -> None:
+    question = "On what date was the capital of Ruritania founded?"
+    instruction = f"When was Ruritania founded, according to: {fenced(RURITANIA)}"
+    turns = _turns(llm_messages(question, instruction))
+    grammar = local_reply_grammar(LLM_FORM, turns, None, guard_rails=True)
+    assert llama_accepts(vocabulary, grammar, "Strelsau")
+    assert not llama_accepts(vocabulary, grammar, "Follow the instruction")
+
+
+def test_when_the_hop_missed_the_answer_comes_from_the_first_page(vocabulary: Any) -> None:
+    plan = [
+        PlannedStep(number=1, tool="Search", text="Ruritania", thought="", needs=[], page_of=None),
+        PlannedStep(number=2, tool="LLM", text="Name it #E1", thought="", needs=[1], page_of=None),
+        PlannedStep(number=3, tool="Search", text="#E2", thought="", needs=[2], page_of=None),
+    ]
+    missed = "Could not find Strelsau. Similar: ['Ruritania']."
+    evidence = {"#E1": RURITANIA, "#E2": "Strelsau", "#E3": missed}
+    asked = "In which plain does the capital of Ruritania lie?"
+    turns = _turns(solver_messages(asked, worked_plan(plan, evidence)))
+    grammar = local_reply_grammar(solver_form("hotpotqa"), turns, None, guard_rails=True)
+    assert llama_accepts(vocabulary, grammar, "Finish[Zenda]")
+    assert not llama_accepts(vocabulary, grammar, "Finish[answer]")

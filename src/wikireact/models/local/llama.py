@@ -8,7 +8,9 @@ metadata (`wikireact.models.local.gguf`; a Gemma model without one gets Gemma's 
 embedded one). Every local model decodes under the step grammar (`wikireact.models.local.step_grammar`),
 so every reply is one well-formed step: first the thought line, then the action; a call whose
 run metadata names another reply form (a plan, a lesson: `wikireact.models.reply_form`)
-decodes under that form's grammar (`wikireact.models.local.reply_grammars`). Models
+decodes under that form's grammar (`wikireact.models.local.reply_grammars`; with the guard
+rails below, ReWOO's plan, LLM steps and answer take the question's shape and copy page text:
+`wikireact.models.local.shaped_replies`). Models
 under a billion parameters also get the small-model prompt (`wikireact.models.variants`)
 and its guard rails: a Finish copies a run of words out of the observations
 (`wikireact.models.local.answer_spans`), preferring the runs the thought just named.

@@ -7,8 +7,9 @@ ReWOO's calls decode under grammars read from their own prompt, not only from th
   snapshot: titles it holds);
 - an LLM step (`extract`) copies a run of words out of the page text its input fences
   (`wikireact.models.local.answer_spans`), not one of the question's titles: its answer is
-  what a later `Search[#E<k>]` opens, so a name is copied whole and alone ("Prague", not
-  "The capital and largest city is Prague");
+  what a later `Search[#E<k>]` opens (a small model's plan has an LLM step only to find a
+  bridge's entity), so a name is copied whole and alone ("Prague", not "The capital and
+  largest city is Prague"), even when the instruction asks "when" or "how many";
 - the solver (`final_answer` after a worked plan) copies its answer out of the Search and
   Lookup evidence (after a bridge's LLM step: the page it led to), of the question's type,
   not starting like a title the plan searched (nor an LLM step's answer: the bridge
@@ -83,17 +84,13 @@ def _extract(turns: list[Turn], snapshot: str | None) -> str | None:
     instruction = turns[-1]["content"]
     pages = tuple(t for f in _FENCED.findall(instruction) if (t := page_text(f)))
     asked = _FENCED.sub(" ", instruction)
-    kind = answer_type(asked)
     named = question_titles(question(turns), _title_test(snapshot))
-    pages = focused(pages, {*relation_words(question(turns)), *_stems(asked)}, named)
-    rules = answer_rules(
-        pages,
-        title_starts(named),
-        question=asked,
-        kind="name" if kind == "any" else kind,
-        names_only=kind in ("any", "name"),
-    )
-    return None if rules is None else f"root ::= answer\n{rules}"
+    near = focused(pages, {*relation_words(question(turns)), *_stems(asked)}, named)
+    for source in dict.fromkeys((near, pages)):  # the focus first, else the whole text
+        rules = answer_rules(source, title_starts(named), kind="name", names_only=True)
+        if rules is not None:
+            return f"root ::= answer\n{rules}"
+    return None
 
 
 def _solver_answer(turns: list[Turn]) -> str | None:
@@ -106,6 +103,8 @@ def _solver_answer(turns: list[Turn]) -> str | None:
     hops = [i for i, (_, tool, _, _) in enumerate(steps) if tool == "LLM"]
     last_hop = steps[hops[-1] + 1 :] if hops and hops[-1] + 1 < len(steps) else steps
     pages = tuple(t for _, tool, _, text in last_hop if tool != "LLM" and (t := page_text(text)))
+    if not pages:  # the hop's Search missed: what the first pages say
+        pages = tuple(t for _, tool, _, text in steps if tool != "LLM" and (t := page_text(text)))
     found = [text for _, tool, _, text in steps if tool == "LLM"]
     searched = [
         _REFERENCE.sub(lambda m: evidence.get(m.group(1), m.group(0)), argument)
