@@ -324,3 +324,18 @@ def test_when_the_hop_missed_the_answer_comes_from_the_first_page(vocabulary: An
     grammar = local_reply_grammar(solver_form("hotpotqa"), turns, None, guard_rails=True)
     assert llama_accepts(vocabulary, grammar, "Finish[Zenda]")
     assert not llama_accepts(vocabulary, grammar, "Finish[answer]")
+
+
+def test_when_the_focus_holds_no_answer_the_whole_page_is_copied_from(vocabulary: Any) -> None:
+    plan = [
+        PlannedStep(number=1, tool="Search", text="Strelsau", thought="", needs=[], page_of=None)
+    ]
+    page = "Strelsau is the capital, largest city, and one of the provinces of Ruritania."
+    turns = _turns(
+        solver_messages(
+            "Of which country is Strelsau the capital?", worked_plan(plan, {"#E1": page})
+        )
+    )
+    grammar = local_reply_grammar(solver_form("hotpotqa"), turns, None, guard_rails=True)
+    assert llama_accepts(vocabulary, grammar, "Finish[Ruritania]")
+    assert not llama_accepts(vocabulary, grammar, "Finish[answer]")

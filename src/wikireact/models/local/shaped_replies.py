@@ -114,12 +114,16 @@ def _solver_answer(turns: list[Turn]) -> str | None:
     asked = question(turns)
     choices = [c.casefold() for c in offered_choices(asked)]
     blocked = [t for t in (*searched, *found) if not any(t.casefold() in c for c in choices)]
+    near = pages
     if not choices:  # (a choice is named in the question: every page holds it)
         hop = relation_words(asked)  # the entity the plan found: not what the answer is about
-        pages = focused(pages, _stems(asked) - hop, (*searched, *found))
+        near = focused(pages, _stems(asked) - hop, (*searched, *found))
     names = answer_type(asked) == "name"
-    rules = answer_rules(pages, title_starts(blocked), question=asked, names_only=names)
-    return None if rules is None else f'root ::= "Finish[" answer "]"\n{rules}'
+    for source in dict.fromkeys((near, pages)):  # the focus first, else the whole pages
+        rules = answer_rules(source, title_starts(blocked), question=asked, names_only=names)
+        if rules is not None:
+            return f'root ::= "Finish[" answer "]"\n{rules}'
+    return None
 
 
 def focused(pages: tuple[str, ...], asked: set[str], titles: tuple[str, ...]) -> tuple[str, ...]:
