@@ -13,6 +13,13 @@ from typing import Any
 
 from wikireact.context import Context
 
+BUDGETS = (
+    ("max_model_calls", "model calls"),
+    ("max_input_tokens", "prompt tokens"),
+    ("max_output_tokens", "reply tokens"),
+)
+"""Each budget's `Context` field and what it counts, in the order they are checked."""
+
 
 def exceeded(
     usage: Iterable[Mapping[str, Any]], context: Context, calls: int | None = None
@@ -20,21 +27,22 @@ def exceeded(
     """Return which budget `usage` (per-call token records) has reached, or None.
 
     `calls` is the model calls made when they are not one per record (an agent's own count).
+    Only the budgets `context` sets are added up (by default none: no pass over every step).
     """
+    limits = {name: getattr(context, name) for name, _ in BUDGETS}
+    if not any(limits.values()):
+        return None
     records = list(usage)
-    used = {
-        "max_model_calls": len(records) if calls is None else calls,
-        "max_input_tokens": sum(int(r.get("input_tokens", 0)) for r in records),
-        "max_output_tokens": sum(int(r.get("output_tokens", 0)) for r in records),
-    }
-    for name, what in (
-        ("max_model_calls", "model calls"),
-        ("max_input_tokens", "prompt tokens"),
-        ("max_output_tokens", "reply tokens"),
-    ):
-        limit = getattr(context, name)
-        if limit and used[name] >= limit:
-            return f"{used[name]} {what} used; the budget is {limit} ({name})"
+    for name, what in BUDGETS:
+        limit = limits[name]
+        if not limit:
+            continue
+        if name == "max_model_calls":
+            used = len(records) if calls is None else calls
+        else:
+            used = sum(int(r.get(name.removeprefix("max_"), 0)) for r in records)
+        if used >= limit:
+            return f"{used} {what} used; the budget is {limit} ({name})"
     return None
 
 

@@ -12,6 +12,7 @@ and appends the step's audit record (`wikireact.episode.audit`) from what the no
 
 from __future__ import annotations
 
+from itertools import chain
 from typing import Any
 
 from langchain_core.callbacks import dispatch_custom_event
@@ -56,11 +57,11 @@ def observe(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         wiki_requests=current.get("wiki_requests", 0),
         cleared=current.get("cleared", 0),
     )
-    usage_so_far = [*(state.get("usage") or []), usage]
+    before = state.get("usage") or []
     metadata = get_config().get("metadata") or {}
     earlier = [metadata.get(TOKENS_OFFSET_KEY) or {}]  # an enclosing agent's tokens so far
     offset = int(metadata.get(CALL_OFFSET_KEY, 0))
-    spent = exceeded([*earlier, *usage_so_far], context, offset + len(usage_so_far))
+    spent = exceeded(chain(earlier, before, [usage]), context, offset + len(before) + 1)
     status: Status = "running"
     if answer is not None:
         status = "finished"

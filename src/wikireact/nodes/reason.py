@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Sequence
 from dataclasses import replace
@@ -115,9 +116,10 @@ def fitted_step_prompt(
     tools = context.protocol == "tools"
     variant = "default" if tools else prompt_variant(model)
     exemplars = variant_exemplars(variant, context.method, context.task, resources.exemplars)
+    clearable = functools.cache(lambda: clearable_steps(history))  # only once a prompt is cut
 
     def build(plan: Plan) -> list[BaseMessage]:
-        shown = fitted_history(history, plan)
+        shown = fitted_history(history, plan, clearable() if plan.cleared else ())
         kept_exemplars = exemplars[: max(len(exemplars) - plan.trimmed, 0)]
         kept_lessons = lessons[max(plan.trimmed - len(exemplars), 0) :]
         if tools:
@@ -131,7 +133,7 @@ def fitted_step_prompt(
     fitted = fit_prompt(
         build,
         context_budget(model, context.model, context.context_tokens),
-        items=len(clearable_steps(history)),
+        items=lambda: len(clearable()),
         extras=len(exemplars) + len(lessons),
         steps=len(history),
         keep_latest=context.keep_observations,

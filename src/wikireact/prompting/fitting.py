@@ -27,6 +27,7 @@ prompt near its start and have all of it read again, step after step.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -40,6 +41,10 @@ from wikireact.wiki.sentences import split_sentences
 
 CLEAR_BLOCK = 8
 """Observations cleared at a time once the window is full (the prompt prefix then holds)."""
+
+PLACEHOLDERS_CACHED = 20_000
+"""Observations whose placeholder is kept computed: a long episode's prompt is fitted every
+step, over the same earlier observations."""
 
 Builder = Callable[["Plan"], list[BaseMessage]]
 """Builds the prompt a `Plan` describes."""
@@ -76,32 +81,45 @@ def fit_prompt(
     build: Builder,
     budget: ContextBudget | None,
     *,
-    items: int,
+    items: int | Callable[[], int],
     extras: int,
     steps: int = 0,
     keep_latest: int = DEFAULT_KEEP_OBSERVATIONS,
 ) -> Fitted:
     """Return the prompt `build(plan)` makes with the least change that fits `budget`.
 
-    `items` is how many clearable items (oldest first) the prompt holds, `extras` how many
+    `items` is how many clearable items (oldest first) the prompt holds (or a function
+    returning it, called only when the whole prompt does not fit), `extras` how many
     extras it may leave out, `steps` how many steps it shows (all but the latest may be
     dropped, after everything else). Raises `ContextExhaustedError` when even the smallest
     prompt is over the limit.
+
+    A prompt that fits whole costs one build and one count: the stages below search only
+    when it does not (each step of a long episode would otherwise build and count its prompt
+    a dozen times over).
     """
     full = build(Plan())
     if budget is None:
         return Fitted(full, None, Plan())
-    counted: dict[Plan, int] = {}
+    whole = budget.count(full)
+    if whole <= budget.limit:
+        return Fitted(full, whole, Plan())
+    built: dict[Plan, tuple[list[BaseMessage], int]] = {Plan(): (full, whole)}
+    count = items() if callable(items) else items
+
+    def prompt(plan: Plan) -> tuple[list[BaseMessage], int]:
+        if plan not in built:
+            messages = build(plan)
+            built[plan] = (messages, budget.count(messages))
+        return built[plan]
 
     def tokens(plan: Plan) -> int:
-        if plan not in counted:
-            counted[plan] = budget.count(full if plan == Plan() else build(plan))
-        return counted[plan]
+        return prompt(plan)[1]
 
     def fits(plan: Plan) -> bool:
         return tokens(plan) <= budget.limit
 
-    older, last = max(items - keep_latest, 0), max(items - 1, 0)
+    older, last = max(count - keep_latest, 0), max(count - 1, 0)
     stages: list[Callable[[int], Plan]] = [
         lambda n: Plan(cleared=n),
         lambda n: Plan(cleared=older, trimmed=n),
@@ -116,7 +134,7 @@ def fit_prompt(
             found = min(-(-found // CLEAR_BLOCK) * CLEAR_BLOCK, high)
         if found is not None:
             plan = stage(found)
-            return Fitted(full if plan == Plan() else build(plan), tokens(plan), plan)
+            return Fitted(*prompt(plan), plan)
     smallest = stages[-1](ranges[-1][1])
     raise ContextExhaustedError(tokens(smallest), budget.limit, budget.window)
 
@@ -144,25 +162,29 @@ def clearable_steps(history: Sequence[Step]) -> list[int]:
     return [
         i
         for i, step in enumerate(history)
-        if step["observation"] and 2 * len(cleared_observation(step)) <= len(step["observation"])
+        if step["observation"] and _clearable(step["action"], step["observation"])
     ]
 
 
-def fitted_history(history: Sequence[Step], plan: Plan) -> Sequence[Step]:
+def fitted_history(
+    history: Sequence[Step], plan: Plan, clearable: Sequence[int] | None = None
+) -> Sequence[Step]:
     """Return `history` as `plan` shows it (oldest observations cleared, oldest steps dropped).
 
     The oldest `plan.cleared` observations become placeholders, the oldest `plan.dropped`
-    steps one line.
+    steps one line. `clearable`: `clearable_steps(history)` when the caller has it already
+    (a fit builds several plans of one history).
 
     Steps left as they are are the very same objects (the prompt builders reuse their turns).
     """
     if not plan.cleared and not plan.dropped:
         return history
-    indices = set(clearable_steps(history)[: plan.cleared])
-    shown = [
-        Step(**{**step, "observation": cleared_observation(step)}) if i in indices else step
-        for i, step in enumerate(history)
-    ]
+    if clearable is None:
+        clearable = clearable_steps(history)
+    shown = list(history)
+    for i in clearable[: plan.cleared]:
+        step = history[i]
+        shown[i] = Step(**{**step, "observation": cleared_observation(step)})
     if not plan.dropped:
         return shown
     note = Step(
@@ -178,8 +200,19 @@ def fitted_history(history: Sequence[Step], plan: Plan) -> Sequence[Step]:
 
 def cleared_observation(step: Step) -> str:
     """Return the placeholder sent instead of a step's observation: what it was, how to reread it."""
-    action = step["action"]
-    count = len(split_sentences(step["observation"])) or 1
+    return _placeholder(step["action"], step["observation"])
+
+
+@functools.lru_cache(maxsize=PLACEHOLDERS_CACHED)
+def _clearable(action: str, observation: str) -> bool:
+    """Whether an observation is at least twice as long as its placeholder (computed once)."""
+    return 2 * len(_placeholder(action, observation)) <= len(observation)
+
+
+@functools.lru_cache(maxsize=PLACEHOLDERS_CACHED)
+def _placeholder(action: str, observation: str) -> str:
+    """`cleared_observation` of a step with this action and observation (split into sentences once)."""
+    count = len(split_sentences(observation)) or 1
     sentences = f"{count} sentence{'s' if count != 1 else ''}"
     if action.startswith("Search["):
         again = "Search it again to reread"
