@@ -137,8 +137,15 @@ def fitted_step_prompt(
         extras=len(exemplars) + len(lessons),
         steps=len(history),
         keep_latest=context.keep_observations,
+        cleared_before=_cleared_before(state),
     )
     return replace(fitted, messages=fitted.messages[: len(fitted.messages) - len(after)])
+
+
+def _cleared_before(state: State) -> int:
+    """Return the observations the previous step's prompt cleared (where fitting searches first)."""
+    usage = state.get("usage") or []
+    return int(usage[-1].get("cleared", 0)) if usage else 0
 
 
 def _call_offset(config: RunnableConfig) -> int:

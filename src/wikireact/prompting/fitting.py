@@ -14,8 +14,10 @@ built again with, in this order, until it fits:
 
 The question and the latest step with its observation are always sent. A prompt
 that still does not fit raises `ContextExhaustedError` (the episode ends
-`context_exhausted`, resumable with a larger window or another model). Each stage looks
-for the least change that fits by bisection, so a long episode costs a few counts a step.
+`context_exhausted`, resumable with a larger window or another model). A prompt that
+fits whole is counted once; otherwise each stage looks for the least change that fits by
+bisection, the first from where the previous step's prompt was, so once the window is
+full a step costs about three counts.
 
 Observations are cleared, and the oldest steps dropped, `CLEAR_BLOCK` at a time (the least
 count that fits, rounded up),
@@ -85,6 +87,7 @@ def fit_prompt(
     extras: int,
     steps: int = 0,
     keep_latest: int = DEFAULT_KEEP_OBSERVATIONS,
+    cleared_before: int = 0,
 ) -> Fitted:
     """Return the prompt `build(plan)` makes with the least change that fits `budget`.
 
@@ -96,7 +99,9 @@ def fit_prompt(
 
     A prompt that fits whole costs one build and one count: the stages below search only
     when it does not (each step of a long episode would otherwise build and count its prompt
-    a dozen times over).
+    a dozen times over). `cleared_before`: the items the previous step's prompt cleared; the
+    first stage's search starts there, so once the window is full a step costs about two
+    more builds and counts (the same plan as a search from scratch would find).
     """
     full = build(Plan())
     if budget is None:
@@ -128,10 +133,17 @@ def fit_prompt(
     ]
     ranges = [(0, older), (0, extras), (older, last), (0, max(steps - 1, 0))]
     in_blocks = (True, False, False, True)  # clearing the oldest observations, dropping steps
-    for stage, (low, high), blocks in zip(stages, ranges, in_blocks, strict=True):
-        found = _least(low, high, lambda n, stage=stage: fits(stage(n)))  # type: ignore[misc]
-        if found and blocks:
-            found = min(-(-found // CLEAR_BLOCK) * CLEAR_BLOCK, high)
+    starts = (cleared_before or None, None, None, None)
+    for stage, (low, high), blocks, start in zip(stages, ranges, in_blocks, starts, strict=True):
+
+        def fits_stage(n: int, stage: Callable[[int], Plan] = stage) -> bool:
+            return fits(stage(n))
+
+        found = (
+            _least_in_blocks(low, high, fits_stage, start)
+            if blocks
+            else _least(low, high, fits_stage)
+        )
         if found is not None:
             plan = stage(found)
             return Fitted(*prompt(plan), plan)
@@ -139,9 +151,33 @@ def fit_prompt(
     raise ContextExhaustedError(tokens(smallest), budget.limit, budget.window)
 
 
-def _least(low: int, high: int, fits: Callable[[int], bool]) -> int | None:
-    """Return the least n in [low, high] with `fits(n)` (assumed monotone), or None."""
-    if high < low or not fits(high):
+def _least(
+    low: int, high: int, fits: Callable[[int], bool], start: int | None = None
+) -> int | None:
+    """Return the least n in [low, high] with `fits(n)` (assumed monotone), or None.
+
+    `start` (in the range): where the answer probably is; the search gallops from there
+    (two tries when it is right or one off) instead of bisecting the whole range.
+    """
+    if high < low:
+        return None
+    if start is not None and low <= start <= high:
+        if fits(start):
+            high, stride = start, 1
+            while start - stride >= low and fits(start - stride):
+                high, stride = start - stride, stride * 2
+            low = max(low, start - stride + 1)
+        else:
+            low, stride = start + 1, 1
+            while True:
+                probe = min(start + stride, high)
+                if fits(probe):
+                    high = probe
+                    break
+                if probe == high:
+                    return None
+                low, stride = probe + 1, stride * 2
+    elif not fits(high):
         return None
     while low < high:
         middle = (low + high) // 2
@@ -150,6 +186,25 @@ def _least(low: int, high: int, fits: Callable[[int], bool]) -> int | None:
         else:
             low = middle + 1
     return low
+
+
+def _least_in_blocks(
+    low: int, high: int, fits: Callable[[int], bool], start: int | None
+) -> int | None:
+    """Return the least n in [low, high] with `fits(n)`, rounded up to `CLEAR_BLOCK` (at most `high`).
+
+    Only multiples of the block (and `high`) are tried: the same answer, in fewer counts.
+    """
+    if high < low:
+        return None
+
+    def at(block: int) -> int:
+        return min(block * CLEAR_BLOCK, high)
+
+    first, last = -(-low // CLEAR_BLOCK), -(-high // CLEAR_BLOCK)
+    begin = None if start is None else -(-start // CLEAR_BLOCK)
+    found = _least(first, last, lambda block: fits(at(block)), begin)
+    return None if found is None else at(found)
 
 
 def clearable_steps(history: Sequence[Step]) -> list[int]:
