@@ -19,14 +19,17 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 from langgraph.checkpoint.postgres import PostgresSaver
 from psycopg.rows import dict_row
+from psycopg.types.json import Jsonb
 from support import AUDIT_TIMES, MANY_PAGES, QUESTION, distinct_steps, thread
 
 from wikireact import Context, MemorySource, ScriptedChatModel, build_graph
 from wikireact.errors import ModelCallError
 from wikireact.storage.materialise import delta_channels
 from wikireact.storage.postgres import layout
+from wikireact.storage.postgres.deltas import DELTA, Payloads
 from wikireact.storage.postgres.saver import NulSafePostgresSaver
 from wikireact.storage.serde import StrictSerializer
+from wikireact.storage.sqlite.codec import dump_metadata
 
 STEPS = 60
 
@@ -167,3 +170,113 @@ def test_a_thread_in_the_stock_layout_reads_and_continues_through_the_packed_sav
     )
     assert final["status"] == "finished" and final["steps"] == STEPS
     assert len(final["trajectory"]) == STEPS
+
+
+def layout_1(saver: NulSafePostgresSaver, thread_id: str) -> int:
+    """Rewrite a thread's rows as packed layout 1 stored them; return how many were deltas.
+
+    Layout 1 kept every inline value, the id and `v` in the `checkpoint` jsonb and each
+    row's versions and delta counters alone in `packed` (`dump_metadata`).
+    """
+    with saver._cursor() as cur:
+        rows = cur.execute(
+            "SELECT checkpoint_id, parent_checkpoint_id, checkpoint, packed FROM checkpoints "
+            "WHERE thread_id = %s",
+            (thread_id,),
+        ).fetchall()
+        payloads = Payloads(cur, thread_id, "")
+        payloads.add({r["checkpoint_id"]: (r["parent_checkpoint_id"], r["packed"]) for r in rows})
+        for r in rows:
+            payload = payloads.payload(r["checkpoint_id"])
+            assert payload is not None
+            rest = dict(payload["checkpoint"])
+            values = {**payload["values"], **r["checkpoint"]["channel_values"]}
+            jsonb = {"v": rest.pop("v"), "id": r["checkpoint_id"], "ts": r["checkpoint"]["ts"]}
+            cur.execute(
+                "UPDATE checkpoints SET checkpoint = %s, packed = %s WHERE thread_id = %s "
+                "AND checkpoint_id = %s",
+                (
+                    Jsonb({**jsonb, "channel_values": values}),
+                    dump_metadata({"checkpoint": rest, "metadata": payload["metadata"]}),
+                    thread_id,
+                    r["checkpoint_id"],
+                ),
+            )
+    return sum(bytes(r["packed"][:1]) == DELTA for r in rows)
+
+
+@pytest.fixture
+def fresh(pg_url: str, packed: NulSafePostgresSaver) -> Iterator[NulSafePostgresSaver]:
+    """Another saver on the database, as another process would open it (remembering nothing)."""
+    with psycopg.connect(
+        pg_url, autocommit=True, prepare_threshold=0, row_factory=dict_row
+    ) as conn:
+        saver = NulSafePostgresSaver(conn)
+        saver.setup()
+        yield saver
+
+
+def test_a_thread_written_in_layout_1_reads_and_continues(
+    packed: NulSafePostgresSaver, fresh: NulSafePostgresSaver
+) -> None:
+    graph = run(packed, "p", fail_at=STEPS - 5)
+    before = history(graph, "p")
+    assert layout_1(packed, "p") > STEPS  # most rows were stored against their parent's
+    on_layout_1 = build_graph(
+        fresh, model=ScriptedChatModel(outputs=[]), wiki=MemorySource(MANY_PAGES)
+    )
+    assert history(on_layout_1, "p") == before
+    model = ScriptedChatModel(outputs=distinct_steps(STEPS))
+    final = build_graph(fresh, model=model, wiki=MemorySource(MANY_PAGES)).invoke(
+        None, thread("p"), context=Context(max_steps=STEPS, repetition_limit=STEPS)
+    )
+    assert final["status"] == "finished" and len(final["trajectory"]) == STEPS
+    assert history(on_layout_1, "p")[-len(before) :] == before
+
+
+def test_a_checkpoint_saved_again_leaves_its_children_readable(
+    packed: NulSafePostgresSaver,
+) -> None:
+    run(packed, "p", fail_at=STEPS - 5)
+    saved = [*packed.list(thread("p"))][::-1]
+    with packed._cursor() as cur:  # a checkpoint whose child is stored against it
+        cur.execute(
+            "SELECT parent_checkpoint_id AS id FROM checkpoints WHERE thread_id = 'p' "
+            "AND substring(packed FROM 1 FOR 1) = %s ORDER BY checkpoint_id LIMIT 1 OFFSET 20",
+            (DELTA,),
+        )
+        parent = cur.fetchone()
+    assert parent is not None
+    middle = next(t for t in saved if t.config["configurable"]["checkpoint_id"] == parent["id"])
+    assert middle.parent_config is not None
+    changed = middle.checkpoint.copy()
+    changed["versions_seen"] = {"someone": {"something": 1}}
+    packed.put(middle.parent_config, changed, middle.metadata, {})
+    after = {t.config["configurable"]["checkpoint_id"]: t for t in packed.list(thread("p"))}
+    assert after[middle.config["configurable"]["checkpoint_id"]].checkpoint == changed
+    for item in saved:
+        if item is not middle:
+            same_tuples(after[item.config["configurable"]["checkpoint_id"]], item)
+
+
+def test_pieces_commit_with_their_checkpoint(packed: NulSafePostgresSaver) -> None:
+    with packed._cursor() as cur:  # the first checkpoint holding pieces fails to save
+        cur.execute(
+            "CREATE FUNCTION fail_save() RETURNS trigger LANGUAGE plpgsql AS "
+            "$$ BEGIN RAISE EXCEPTION 'the disk is full'; END $$"
+        )
+        cur.execute(
+            "CREATE TRIGGER fail_save BEFORE INSERT ON checkpoint_blobs FOR EACH ROW "
+            f"WHEN (NEW.type = '{layout.PIECES_TYPE}') EXECUTE FUNCTION fail_save()"
+        )
+    with pytest.raises(psycopg.Error, match="the disk is full"):
+        run(packed, "p")
+    with packed._cursor() as cur:
+        orphans = cur.execute(f"SELECT count(*) AS n FROM {layout.PIECES}").fetchone()
+        assert orphans == {"n": 0}
+        cur.execute("DROP TRIGGER fail_save ON checkpoint_blobs")
+    model = ScriptedChatModel(outputs=distinct_steps(STEPS))
+    final = build_graph(packed, model=model, wiki=MemorySource(MANY_PAGES)).invoke(
+        None, thread("p"), context=Context(max_steps=STEPS, repetition_limit=STEPS)
+    )
+    assert final["status"] == "finished" and len(final["trajectory"]) == STEPS

@@ -3,8 +3,9 @@
 A `DeltaChannel` stores its full value only every few writes; reading it takes the
 nearest ancestor holding a value (the seed) and the channel's writes in the checkpoints
 after it. The stock `PostgresSaver` finds them with SQL over the `checkpoint` jsonb's
-channel versions, which the packed layout keeps compressed in `packed`: this walk reads
-the thread's rows newest first, page by page, decodes each row's versions, follows
+channel versions, which the packed layout keeps in the row's payload (compressed against
+its parent's, `wikireact.storage.postgres.deltas`): this walk reads the thread's rows
+newest first, page by page, decodes each row's versions, follows
 parent ids, and takes writes from both write tables. What it returns is what the stock
 method returns (its own `_build_delta_channels_writes_history` assembles it).
 """
@@ -17,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from langgraph.checkpoint.base import DeltaChannelHistory
 
 from wikireact.storage.postgres import layout
+from wikireact.storage.postgres.deltas import Payloads
 from wikireact.storage.sqlite.codec import unpack_writes
 
 if TYPE_CHECKING:
@@ -37,11 +39,11 @@ class _Row:
 
     __slots__ = ("inline", "parent", "versions")
 
-    def __init__(self, row: Mapping[str, Any]) -> None:
+    def __init__(self, row: Mapping[str, Any], payloads: Payloads) -> None:
         self.parent: str | None = row["parent_checkpoint_id"]
         self.inline: dict[str, Any] = row["inline"] or {}
         self.versions = layout.channel_versions(
-            {"channel_versions": row["versions"]}, row["packed"]
+            {"channel_versions": row["versions"]}, payloads.payload(row["checkpoint_id"])
         )
 
 
@@ -61,9 +63,13 @@ def delta_history(
     at: dict[str, str | None] = {}
     cursor: str | None = target
     with saver._cursor() as cur:
+        payloads = Payloads(cur, thread_id, ns)
         while cursor is not None:
             page = cur.execute(_PAGE_SQL, (thread_id, ns, cursor, PAGE)).fetchall()
-            rows.update((r["checkpoint_id"], _Row(r)) for r in page)
+            payloads.add(
+                {r["checkpoint_id"]: (r["parent_checkpoint_id"], r["packed"]) for r in page}
+            )
+            rows.update((r["checkpoint_id"], _Row(r, payloads)) for r in page)
             if target not in rows:
                 return {ch: {"writes": []} for ch in channels}
             wanted = {

@@ -8,28 +8,32 @@ length. `NulSafePostgresSaver` keeps the stock `checkpoints` and `checkpoint_blo
 
 - `checkpoint_task_writes`: a task's writes in ONE row, packed and compressed as the SQLite
   saver packs them (`wikireact.storage.sqlite.codec.pack_writes`);
-- `checkpoints.packed`: what only LangGraph reads of a checkpoint (channel versions,
-  versions seen, updated channels, the delta counters of its metadata), compressed; the
-  `checkpoint` jsonb keeps its id, time and inline values (`wikireact threads list` reads the
-  status there), the `metadata` jsonb the rest (`list(filter=...)`, runs);
+- `checkpoints.packed`: the payload, what only LangGraph reads of a checkpoint (channel
+  versions, versions seen, updated channels, the delta counters of its metadata, the inline
+  values SQL does not read), compressed against its parent's payload
+  (`wikireact.storage.postgres.deltas`); the `checkpoint` jsonb keeps its time, its status
+  and steps (`wikireact threads list` reads them there) and the marks of its snapshots, the
+  `metadata` jsonb the rest of the metadata (`list(filter=...)`, runs);
 - `checkpoint_pieces`: the 32-item pieces of large delta-channel snapshots (the trajectory,
   the audit trail), each stored once per thread (`wikireact.storage.sqlite.value_chunks`);
   the snapshot's `checkpoint_blobs` row holds only its pieces' digests (`PIECES_TYPE`).
 
 Rows of the stock layout (threads written by `PostgresSaver`, or by this saver before it
 packed) are read as before: reads take writes from both tables, a row without `packed`
-as the stock saver reads it.
+as the stock saver reads it. Rows of packed layout 1 (a payload alone, every inline value
+and the id in the jsonb) read too.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any, cast
 
 from langgraph.checkpoint.base import Checkpoint, CheckpointMetadata
 
 from wikireact.storage.materialise import COUNTERS
-from wikireact.storage.sqlite.codec import dump_metadata, load_metadata, unpack_writes
+from wikireact.storage.postgres.deltas import dump_payload
+from wikireact.storage.sqlite.codec import unpack_writes
 from wikireact.storage.sqlite.value_chunks import DIGEST_BYTES
 
 TASK_WRITES = "checkpoint_task_writes"
@@ -58,8 +62,8 @@ SCHEMA = (
 )
 """The packed tables (no separate thread_id index: the primary key starts with it)."""
 PACKED_COLUMN = "ALTER TABLE checkpoints ADD COLUMN IF NOT EXISTS packed BYTEA"
-_IN_JSONB = ("v", "id", "ts", "channel_values")
-"""The checkpoint's keys kept in its `checkpoint` jsonb."""
+IN_JSONB = ("status", "steps")
+"""The inline channel values kept in the `checkpoint` jsonb (`wikireact threads list` reads them)."""
 COLUMNS = {
     "checkpoints": "checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata, "
     "packed",
@@ -117,31 +121,49 @@ def stock_write_rows(packed: Sequence[Sequence[bytes]] | None) -> list[list[Any]
 
 
 def pack_checkpoint(
-    checkpoint: Mapping[str, Any], metadata: Mapping[str, Any]
+    checkpoint: Mapping[str, Any], metadata: Mapping[str, Any], in_jsonb: Collection[str]
 ) -> tuple[dict[str, Any], dict[str, Any], bytes]:
-    """Return the `checkpoint` jsonb, the `metadata` jsonb and `packed` of a checkpoint row."""
-    kept = {k: v for k, v in checkpoint.items() if k in _IN_JSONB}
-    rest = {k: v for k, v in checkpoint.items() if k not in _IN_JSONB}
+    """Return the `checkpoint` jsonb, the `metadata` jsonb and the payload of a checkpoint row.
+
+    The jsonb keeps the time and, of the inline channel values, those SQL reads (`IN_JSONB`)
+    and those named in `in_jsonb` (snapshot marks); the payload (JSON bytes, stored by
+    `wikireact.storage.postgres.deltas`) holds the rest. The id is the row's `checkpoint_id`.
+    """
+    values = dict(checkpoint.get("channel_values") or {})
+    shown = {k: v for k, v in values.items() if k in IN_JSONB or k in in_jsonb}
+    rest = {k: v for k, v in checkpoint.items() if k not in ("id", "ts", "channel_values")}
     meta = {k: v for k, v in metadata.items() if k != COUNTERS}
-    packed = {"checkpoint": rest, "metadata": {k: v for k, v in metadata.items() if k == COUNTERS}}
-    return kept, meta, dump_metadata(packed)
+    payload = {
+        "checkpoint": rest,
+        "metadata": {k: v for k, v in metadata.items() if k == COUNTERS},
+        "values": {k: v for k, v in values.items() if k not in shown},
+    }
+    return {"ts": checkpoint["ts"], "channel_values": shown}, meta, dump_payload(payload)
 
 
 def unpack_checkpoint(
-    checkpoint: Mapping[str, Any], metadata: Mapping[str, Any], packed: bytes | None
+    checkpoint: Mapping[str, Any],
+    metadata: Mapping[str, Any],
+    payload: Mapping[str, Any] | None,
+    checkpoint_id: str,
 ) -> tuple[Checkpoint, CheckpointMetadata]:
-    """Undo `pack_checkpoint` (a stock row, without `packed`, is returned as it is)."""
-    if packed is None:
+    """Undo `pack_checkpoint` (layout 1 rows too; a stock row, without payload, is returned as it is)."""
+    if payload is None:
         return cast(Checkpoint, dict(checkpoint)), cast(CheckpointMetadata, dict(metadata))
-    rest: Mapping[str, Any] = load_metadata(packed)
+    values = {**payload.get("values", {}), **(checkpoint.get("channel_values") or {})}
     return (
-        cast(Checkpoint, {**checkpoint, **rest["checkpoint"]}),
-        cast(CheckpointMetadata, {**metadata, **rest["metadata"]}),
+        cast(
+            Checkpoint,
+            {"id": checkpoint_id, **checkpoint, **payload["checkpoint"], "channel_values": values},
+        ),
+        cast(CheckpointMetadata, {**metadata, **payload["metadata"]}),
     )
 
 
-def channel_versions(checkpoint: Mapping[str, Any], packed: bytes | None) -> dict[str, Any]:
-    """Return a checkpoint row's channel versions (from `packed`, or the stock jsonb)."""
-    if packed is None:
+def channel_versions(
+    checkpoint: Mapping[str, Any], payload: Mapping[str, Any] | None
+) -> dict[str, Any]:
+    """Return a checkpoint row's channel versions (from its payload, or the stock jsonb)."""
+    if payload is None:
         return dict(checkpoint.get("channel_versions") or {})
-    return dict(load_metadata(packed)["checkpoint"].get("channel_versions") or {})  # type: ignore[typeddict-item]
+    return dict(payload["checkpoint"].get("channel_versions") or {})

@@ -20,6 +20,7 @@ from langchain_core.runnables import RunnableConfig
 from psycopg.types.json import Jsonb
 
 from wikireact.storage.materialise import Specs, check_prune_args, full_values
+from wikireact.storage.postgres.deltas import Payloads, keyframe_children
 from wikireact.storage.postgres.layout import (
     COLUMNS,
     PIECES,
@@ -33,6 +34,10 @@ if TYPE_CHECKING:
     from langgraph.checkpoint.postgres import PostgresSaver
     from psycopg import Cursor
 
+_LOCK_ROWS = (
+    "SELECT 1 FROM checkpoints WHERE thread_id = %s AND checkpoint_ns = %s "
+    "AND checkpoint_id = ANY(%s) FOR UPDATE"
+)
 Key = tuple[str, str, str]
 """(thread id, checkpoint namespace, checkpoint id)."""
 _SAVE_FULL_VALUE = """
@@ -79,31 +84,36 @@ def _materialise(saver: PostgresSaver, keys: Sequence[Key], specs: Specs | None)
             found.append((key, full, versions))
     if not found:
         return
-    stand_ins = [_packed(saver).store_pieces(key[0], key[1], full) for key, full, _ in found]
+    stored = []
     with saver._cursor() as cur, cur.connection.transaction():
-        for ((thread_id, ns, checkpoint_id), full, versions), pieced in zip(
-            found, stand_ins, strict=True
-        ):
+        for (thread_id, ns, checkpoint_id), full, versions in found:
+            pieced = _packed(saver).store_pieces(cur, thread_id, ns, full)
+            stored += [((thread_id, ns, ch), p.value.chunked) for ch, p in pieced.items()]
             values = {**full, **pieced}
             cur.executemany(_SAVE_FULL_VALUE, saver._dump_blobs(thread_id, ns, values, versions))
             cur.execute(
                 _MARK_FULL_VALUES,
                 (Jsonb(dict.fromkeys(full, True)), thread_id, ns, checkpoint_id),
             )
+    for key, chunked in stored:
+        _packed(saver)._chunks.stored(key, chunked)
 
 
 def _delete_unused_blobs(cur: Cursor[Any], thread_id: str, ns: str) -> None:
     """Delete a thread namespace's blobs at versions no remaining checkpoint has."""
     cur.execute(
-        "SELECT checkpoint -> 'channel_versions' AS versions, packed FROM checkpoints "
-        "WHERE thread_id = %s AND checkpoint_ns = %s",
+        "SELECT checkpoint_id, parent_checkpoint_id, checkpoint -> 'channel_versions' AS versions, "
+        "packed FROM checkpoints WHERE thread_id = %s AND checkpoint_ns = %s",
         (thread_id, ns),
     )
+    rows = cur.fetchall()
+    payloads = Payloads(cur, thread_id, ns)
+    payloads.add({r["checkpoint_id"]: (r["parent_checkpoint_id"], r["packed"]) for r in rows})
     used = {
         (channel, str(version))
-        for row in cur.fetchall()
+        for row in rows
         for channel, version in channel_versions(
-            {"channel_versions": row["versions"]}, row["packed"]
+            {"channel_versions": row["versions"]}, payloads.payload(row["checkpoint_id"])
         ).items()
     }
     cur.execute(
@@ -120,7 +130,16 @@ def _delete_unused_blobs(cur: Cursor[Any], thread_id: str, ns: str) -> None:
 
 
 def _delete(cur: Cursor[Any], doomed: Sequence[Key]) -> None:
-    """Delete these checkpoints, their writes, and the blobs and pieces nothing left uses."""
+    """Delete these checkpoints, their writes, and the blobs and pieces nothing left uses.
+
+    Their delta children that stay are made keyframes first.
+    """
+    ids: dict[tuple[str, str], set[str]] = {}
+    for thread_id, ns, checkpoint_id in doomed:
+        ids.setdefault((thread_id, ns), set()).add(checkpoint_id)
+    for (thread_id, ns), gone in sorted(ids.items()):
+        cur.execute(_LOCK_ROWS, (thread_id, ns, sorted(gone)))  # a writer's new child waits
+        keyframe_children(cur, thread_id, ns, gone, skip=gone)
     for table in ("checkpoints", "checkpoint_writes", "checkpoint_task_writes"):
         cur.executemany(
             f"DELETE FROM {table} WHERE thread_id = %s AND checkpoint_ns = %s "

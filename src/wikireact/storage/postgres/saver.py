@@ -8,8 +8,10 @@ wikireact's SQLite saver, flat in the episode's length:
 - a large list or dict snapshot of a delta channel (the trajectory, the audit trail) is
   stored as 32-item pieces in `checkpoint_pieces`, each once per thread, zlib-compressed,
   so a new snapshot adds only its new pieces; its blob row holds the digests;
-- channel versions are integers (a thread the stock saver started keeps string versions),
-  which makes the `checkpoint` jsonb of every checkpoint row a third of its stock size.
+- channel versions are integers (a thread the stock saver started keeps string versions);
+- what only LangGraph reads of a checkpoint row (versions, the inline values SQL does not
+  read) is one payload compressed against its parent's (`wikireact.storage.postgres.deltas`),
+  so a checkpoint row costs about a quarter of its stock bytes.
 
 Reads (`get_tuple`, `list`, `get_delta_channel_history`) take writes from both write tables,
 so threads written in the stock layout read as before. The stock `PostgresSaver` cannot read
@@ -38,11 +40,20 @@ from langgraph.checkpoint.base import (
     get_serializable_checkpoint_metadata,
 )
 from langgraph.checkpoint.postgres import PostgresSaver
+from psycopg import Cursor
 from psycopg.types.json import Jsonb
 
 from wikireact.storage.materialise import Specs
 from wikireact.storage.postgres import layout
 from wikireact.storage.postgres import prune as pruning
+from wikireact.storage.postgres.deltas import (
+    DELTA,
+    DeltaWriter,
+    Payloads,
+    Stored,
+    keyframe,
+    keyframe_children,
+)
 from wikireact.storage.postgres.history import delta_history
 from wikireact.storage.postgres.layout import PIECES_TYPE, StoredPieces
 from wikireact.storage.serde import StrictSerializer, names_refused_thread
@@ -55,9 +66,21 @@ _PUT_CHECKPOINT = """
 INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id,
     checkpoint, metadata, packed)
 VALUES (%s, %s, %s, %s, %s, %s, %s)
-ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO UPDATE SET
-    checkpoint = EXCLUDED.checkpoint, metadata = EXCLUDED.metadata, packed = EXCLUDED.packed
+ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO NOTHING
 """
+_PUT_DELTA = """
+INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id,
+    checkpoint, metadata, packed)
+SELECT %s, %s, %s, %s, %s, %s, %s WHERE EXISTS (SELECT 1 FROM checkpoints
+    WHERE thread_id = %s AND checkpoint_ns = %s AND checkpoint_id = %s FOR KEY SHARE)
+ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO NOTHING
+"""
+"""A checkpoint row whose payload is stored against its parent's, only if that parent is there."""
+_REPUT_CHECKPOINT = """
+UPDATE checkpoints SET parent_checkpoint_id = %s, checkpoint = %s, metadata = %s, packed = %s
+WHERE thread_id = %s AND checkpoint_ns = %s AND checkpoint_id = %s
+"""
+"""A checkpoint saved again (its delta children were made keyframes first)."""
 _ROWS = f"""
 SELECT thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata,
     packed,
@@ -106,6 +129,8 @@ class NulSafePostgresSaver(PostgresSaver):
     def __init__(self, conn: Any, *, location: str = "the PostgreSQL database") -> None:
         """Save through `conn` (a connection or pool, as for `PostgresSaver`) to `location`."""
         super().__init__(conn, serde=NulTextSerializer(location=location))
+        self.location = location
+        self._deltas = DeltaWriter()
         self.piece_serde = CompressingSerializer(location=location)
         self._chunks = ChunkWriter(self.piece_serde)
 
@@ -158,13 +183,12 @@ class NulSafePostgresSaver(PostgresSaver):
         """
         configurable = config["configurable"]
         thread_id, ns = str(configurable["thread_id"]), str(configurable["checkpoint_ns"])
+        parent_id = configurable.get("checkpoint_id")
         values = checkpoint["channel_values"]
         changed: dict[str, Any] = {
             k: _NulText(v) for k, v in values.items() if isinstance(v, str) and NUL in v
         }
         fresh = {k: v for k, v in values.items() if k in new_versions}
-        stored = self.store_pieces(thread_id, ns, fresh)
-        changed.update(stored)
         inline: dict[str, Any] = {}
         blobs: dict[str, Any] = {}
         for k, v in {**values, **changed}.items():
@@ -174,29 +198,24 @@ class NulSafePostgresSaver(PostgresSaver):
                 inline[k] = v
             else:
                 blobs[k] = v
-        row, meta, packed = layout.pack_checkpoint(
+        marks = {k for k, v in values.items() if isinstance(v, DeltaSnapshot)}
+        row, meta, payload = layout.pack_checkpoint(
             {**checkpoint, "channel_values": inline},
             get_serializable_checkpoint_metadata(config, metadata),
+            marks,
         )
-        fresh_versions = {k: v for k, v in new_versions.items() if k in blobs}
-        with self._cursor(pipeline=True) as cur:
+        with self._cursor() as cur, cur.connection.transaction():
+            stored = self.store_pieces(cur, thread_id, ns, fresh)
+            blobs.update(stored)
+            fresh_versions = {k: v for k, v in new_versions.items() if k in blobs}
             if fresh_versions:
                 cur.executemany(
                     self.UPSERT_CHECKPOINT_BLOBS_SQL,
                     self._dump_blobs(thread_id, ns, blobs, fresh_versions),
                 )
-            cur.execute(
-                _PUT_CHECKPOINT,
-                (
-                    thread_id,
-                    ns,
-                    checkpoint["id"],
-                    configurable.get("checkpoint_id"),
-                    Jsonb(row),
-                    Jsonb(meta),
-                    packed,
-                ),
-            )
+            key = (thread_id, ns, checkpoint["id"])
+            remembered = self._put_row(cur, key, parent_id, (Jsonb(row), Jsonb(meta)), payload)
+        self._deltas.stored(thread_id, ns, remembered)
         for channel, snapshot in stored.items():
             self._chunks.stored((thread_id, ns, channel), snapshot.value.chunked)
         return {
@@ -207,11 +226,41 @@ class NulSafePostgresSaver(PostgresSaver):
             }
         }
 
-    def store_pieces(self, thread_id: str, ns: str, values: Mapping[str, Any]) -> dict[str, Any]:
-        """Store the pieces of the large snapshots among `values`; return those snapshots' stand-ins.
+    def _put_row(
+        self,
+        cur: Cursor[Any],
+        key: tuple[str, str, str],
+        parent_id: str | None,
+        jsonb: tuple[Jsonb, Jsonb],
+        payload: bytes,
+    ) -> Stored:
+        """Insert a checkpoint row, its payload against its parent's where that is safe.
 
-        Each stand-in is a `DeltaSnapshot` of `StoredPieces` (serialized as its digests);
-        its `chunked` is for `ChunkWriter.stored` once the checkpoint is saved.
+        A delta goes in only while its parent row is there (locked until the commit, so a
+        prune deleting it waits, then sees this child and makes it a keyframe); otherwise a
+        keyframe. A checkpoint saved again first turns its delta children into keyframes.
+        """
+        thread_id, ns, checkpoint_id = key
+        packed, remembered = self._deltas.encode(thread_id, ns, checkpoint_id, parent_id, payload)
+        if packed[:1] == DELTA:
+            cur.execute(_PUT_DELTA, (*key, parent_id, *jsonb, packed, thread_id, ns, parent_id))
+            if cur.rowcount == 1:
+                return remembered
+            packed, remembered = keyframe(payload), Stored(checkpoint_id, payload, 0)
+        cur.execute(_PUT_CHECKPOINT, (*key, parent_id, *jsonb, packed))
+        if cur.rowcount == 0:
+            keyframe_children(cur, thread_id, ns, [checkpoint_id])
+            cur.execute(_REPUT_CHECKPOINT, (parent_id, *jsonb, packed, *key))
+        return remembered
+
+    def store_pieces(
+        self, cur: Cursor[Any], thread_id: str, ns: str, values: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        """Store, in `cur`'s transaction, the pieces of the large snapshots among `values`.
+
+        Return those snapshots' stand-ins: each a `DeltaSnapshot` of `StoredPieces`
+        (serialized as its digests); its `chunked` is for `ChunkWriter.stored` once the
+        transaction commits.
         """
         out: dict[str, Any] = {}
         new: list[tuple[str, str, bytes, str, bytes]] = []
@@ -223,12 +272,11 @@ class NulSafePostgresSaver(PostgresSaver):
                 out[channel] = DeltaSnapshot(pieces)
                 new += [(thread_id, ns, *piece) for piece in chunked.new]
         if new:
-            with self._cursor() as cur:
-                cur.executemany(
-                    f"INSERT INTO {layout.PIECES} (thread_id, checkpoint_ns, digest, type, data) "
-                    "VALUES (%s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
-                    new,
-                )
+            cur.executemany(
+                f"INSERT INTO {layout.PIECES} (thread_id, checkpoint_ns, digest, type, data) "
+                "VALUES (%s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
+                new,
+            )
         return out
 
     def put_writes(
@@ -311,10 +359,20 @@ class NulSafePostgresSaver(PostgresSaver):
             cur.execute(_ROWS + where, args)
             rows = cur.fetchall()
             pairs: dict[tuple[str, str], set[tuple[str, str]]] = {}
+            resolvers: dict[tuple[str, str], Payloads] = {}
+            for r in rows:
+                found = resolvers.get((r["thread_id"], r["checkpoint_ns"]))
+                if found is None:
+                    found = Payloads(cur, r["thread_id"], r["checkpoint_ns"])
+                    resolvers[(r["thread_id"], r["checkpoint_ns"])] = found
+                found.add({r["checkpoint_id"]: (r["parent_checkpoint_id"], r["packed"])})
             decoded = []
             for r in rows:
                 checkpoint, metadata = layout.unpack_checkpoint(
-                    r["checkpoint"], r["metadata"], r["packed"]
+                    r["checkpoint"],
+                    r["metadata"],
+                    resolvers[(r["thread_id"], r["checkpoint_ns"])].payload(r["checkpoint_id"]),
+                    r["checkpoint_id"],
                 )
                 decoded.append((checkpoint, metadata))
                 pairs.setdefault((r["thread_id"], r["checkpoint_ns"]), set()).update(
@@ -434,7 +492,7 @@ class NulSafePostgresSaver(PostgresSaver):
         with self._cursor() as cur:
             for table in (layout.TASK_WRITES, layout.PIECES):
                 cur.execute(f"DELETE FROM {table} WHERE thread_id = %s", (str(thread_id),))
-        self._chunks.forget(str(thread_id))
+        self.forget(str(thread_id))
 
     def prune(
         self,
@@ -460,8 +518,9 @@ class NulSafePostgresSaver(PostgresSaver):
         pruning.copy_thread(self, source_thread_id, target_thread_id)
 
     def forget(self, thread_id: str) -> None:
-        """Forget which pieces of a thread's values are stored (its rows were deleted)."""
+        """Forget which pieces and payloads of a thread this saver stored (its rows changed)."""
         self._chunks.forget(str(thread_id))
+        self._deltas.forget(str(thread_id))
 
 
 class _Pieces(StoredPieces):
