@@ -11,6 +11,7 @@ stock layout) still read, and continue, through the packed saver.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import psycopg
@@ -21,8 +22,10 @@ from langgraph.checkpoint.postgres import PostgresSaver
 from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 from support import AUDIT_TIMES, MANY_PAGES, QUESTION, distinct_steps, thread
+from typer.testing import CliRunner
 
 from wikireact import Context, MemorySource, ScriptedChatModel, build_graph
+from wikireact.cli.app import app
 from wikireact.errors import ModelCallError
 from wikireact.storage.materialise import delta_channels
 from wikireact.storage.postgres import layout
@@ -257,6 +260,22 @@ def test_a_checkpoint_saved_again_leaves_its_children_readable(
     for item in saved:
         if item is not middle:
             same_tuples(after[item.config["configurable"]["checkpoint_id"]], item)
+
+
+def test_a_database_a_newer_layout_wrote_is_refused_in_one_line(
+    pg_url: str, packed: NulSafePostgresSaver, data_dir: Path
+) -> None:
+    run(packed, "p", fail_at=STEPS - 5)
+    with packed._cursor() as cur:
+        cur.execute(f"UPDATE {layout.LAYOUT_TABLE} SET version = %s", (layout.LAYOUT_VERSION + 1,))
+        rows = cur.execute("SELECT count(*) AS n FROM checkpoints").fetchone()
+    for args in (["list"], ["prune", "--all"]):
+        result = CliRunner().invoke(app, ["threads", *args, "--db", pg_url])
+        assert result.exit_code != 0
+        assert result.output.strip().count("\n") == 0, result.output
+        assert "newer wikireact (packed layout 3, this one reads 2)" in result.output
+    with packed._cursor() as cur:
+        assert cur.execute("SELECT count(*) AS n FROM checkpoints").fetchone() == rows
 
 
 def test_pieces_commit_with_their_checkpoint(packed: NulSafePostgresSaver) -> None:

@@ -22,6 +22,9 @@ Rows of the stock layout (threads written by `PostgresSaver`, or by this saver b
 packed) are read as before: reads take writes from both tables, a row without `packed`
 as the stock saver reads it. Rows of packed layout 1 (a payload alone, every inline value
 and the id in the jsonb) read too.
+
+The database records the newest packed layout that wrote it (`LAYOUT_TABLE`); this code
+refuses one a newer layout wrote (`check_layout`) rather than misread or prune its rows.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from typing import Any, cast
 
 from langgraph.checkpoint.base import Checkpoint, CheckpointMetadata
 
+from wikireact.errors import ThreadsError
 from wikireact.storage.materialise import COUNTERS
 from wikireact.storage.postgres.deltas import dump_payload
 from wikireact.storage.sqlite.codec import unpack_writes
@@ -64,6 +68,18 @@ SCHEMA = (
 PACKED_COLUMN = "ALTER TABLE checkpoints ADD COLUMN IF NOT EXISTS packed BYTEA"
 IN_JSONB = ("status", "steps")
 """The inline channel values kept in the `checkpoint` jsonb (`wikireact threads list` reads them)."""
+LAYOUT_VERSION = 2
+"""The packed layout this code writes (1: payloads alone; 2: against the parent's, fewer
+values in the jsonb). A database a newer layout wrote is refused (`check_layout`)."""
+LAYOUT_TABLE = "wikireact_pg_layout"
+_LAYOUT_SCHEMA = (
+    f"CREATE TABLE IF NOT EXISTS {LAYOUT_TABLE} (one BOOLEAN PRIMARY KEY DEFAULT TRUE "
+    "CHECK (one), version INTEGER NOT NULL)"
+)
+_RECORD_LAYOUT = (
+    f"INSERT INTO {LAYOUT_TABLE} (version) VALUES (%s) ON CONFLICT (one) DO UPDATE "
+    f"SET version = greatest({LAYOUT_TABLE}.version, EXCLUDED.version) RETURNING version"
+)
 COLUMNS = {
     "checkpoints": "checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata, "
     "packed",
@@ -167,3 +183,20 @@ def channel_versions(
     if payload is None:
         return dict(checkpoint.get("channel_versions") or {})
     return dict(payload["checkpoint"].get("channel_versions") or {})
+
+
+def check_layout(cur: Any, location: str) -> None:
+    """Record that this layout writes the database; refuse one a newer layout wrote.
+
+    Run before anything else touches the tables: rows of a layout this code does not know
+    are never misread, rewritten or pruned.
+    """
+    cur.execute(_LAYOUT_SCHEMA)
+    cur.execute(_RECORD_LAYOUT, (LAYOUT_VERSION,))
+    row = cur.fetchone()
+    found = int(row["version"]) if row else LAYOUT_VERSION
+    if found > LAYOUT_VERSION:
+        raise ThreadsError(
+            f"{location} was written by a newer wikireact (packed layout {found}, this one "
+            f"reads {LAYOUT_VERSION}); upgrade wikireact or use another --db"
+        )

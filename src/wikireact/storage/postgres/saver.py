@@ -135,7 +135,9 @@ class NulSafePostgresSaver(PostgresSaver):
         self._chunks = ChunkWriter(self.piece_serde)
 
     def setup(self) -> None:
-        """Create (or migrate) the stock tables, then the packed ones."""
+        """Refuse a database a newer packed layout wrote; create (or migrate) the tables."""
+        with self._cursor() as cur:
+            layout.check_layout(cur, self.location)
         super().setup()
         with self._cursor() as cur:
             for statement in layout.SCHEMA:

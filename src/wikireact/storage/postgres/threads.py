@@ -92,6 +92,9 @@ class PostgresThreads:
                 self.saver.setup()
                 with self.pool.connection() as conn:
                     conn.execute(_SCHEMA)
+        except ThreadsError:  # a refusal that names the database already (a newer layout)
+            self.close()
+            raise
         except Exception as exc:
             self.close()
             raise ThreadsError(
