@@ -17,7 +17,7 @@ from typing import Any
 import psycopg
 import pytest
 from langchain_core.runnables import RunnableConfig
-from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
+from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple, empty_checkpoint
 from langgraph.checkpoint.postgres import PostgresSaver
 from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
@@ -32,6 +32,7 @@ from wikireact.storage.postgres import layout
 from wikireact.storage.postgres.deltas import DELTA, Payloads
 from wikireact.storage.postgres.saver import NulSafePostgresSaver
 from wikireact.storage.serde import StrictSerializer
+from wikireact.storage.sqlite._langgraph import DeltaSnapshot
 from wikireact.storage.sqlite.codec import dump_metadata
 
 STEPS = 60
@@ -299,3 +300,22 @@ def test_pieces_commit_with_their_checkpoint(packed: NulSafePostgresSaver) -> No
         None, thread("p"), context=Context(max_steps=STEPS, repetition_limit=STEPS)
     )
     assert final["status"] == "finished" and len(final["trajectory"]) == STEPS
+
+
+def test_pieces_another_process_deleted_are_stored_again(
+    packed: NulSafePostgresSaver, fresh: NulSafePostgresSaver
+) -> None:
+    items = list(range(100))
+    first = empty_checkpoint()
+    first["channel_values"] = {"trajectory": DeltaSnapshot(items)}
+    first["channel_versions"] = {"trajectory": 1}
+    config: RunnableConfig = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
+    stored = packed.put(config, first, {}, {"trajectory": 1})
+    fresh.prune(["t"], strategy="delete")  # another process removes what used the pieces
+    second = empty_checkpoint()
+    second["channel_values"] = {"trajectory": DeltaSnapshot([*items, 100])}
+    second["channel_versions"] = {"trajectory": 2}
+    latest = packed.put(stored, second, {}, {"trajectory": 2})
+    read = fresh.get_tuple(latest)
+    assert read is not None
+    assert read.checkpoint["channel_values"]["trajectory"].value == [*items, 100]

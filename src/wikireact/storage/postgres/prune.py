@@ -7,7 +7,9 @@
 blob at its current version (a large one in pieces, `wikireact.storage.postgres.layout`) and
 marked in the checkpoint, as `PostgresSaver.put` stores a snapshot, so reads stop there.
 Then, in one transaction, the unkept checkpoints, their writes (both layouts), the blobs
-no kept checkpoint references and the pieces no kept blob references go. A kept
+no kept checkpoint references and the pieces no kept blob references go (under the
+thread's pieces lock, which a writer storing pieces holds shared: a snapshot being
+written never loses a piece it uses). A kept
 checkpoint keeps its parent id (`get_state` shows the same parent; reads stop at it).
 """
 
@@ -34,6 +36,7 @@ if TYPE_CHECKING:
     from langgraph.checkpoint.postgres import PostgresSaver
     from psycopg import Cursor
 
+_LOCK_PREFIX = "wikireact-pieces:"
 _LOCK_ROWS = (
     "SELECT 1 FROM checkpoints WHERE thread_id = %s AND checkpoint_ns = %s "
     "AND checkpoint_id = ANY(%s) FOR UPDATE"
@@ -99,6 +102,16 @@ def _materialise(saver: PostgresSaver, keys: Sequence[Key], specs: Specs | None)
         _packed(saver)._chunks.stored(key, chunked)
 
 
+def pieces_lock(cur: Cursor[Any], thread_id: str, ns: str, *, shared: bool) -> None:
+    """Take a thread namespace's pieces lock until `cur`'s transaction ends.
+
+    Writers storing a snapshot in pieces hold it shared, the cleanup of unused pieces
+    exclusively: a piece a snapshot being written uses is never deleted under it.
+    """
+    kind = "pg_advisory_xact_lock_shared" if shared else "pg_advisory_xact_lock"
+    cur.execute(f"SELECT {kind}(hashtextextended(%s, 0))", (f"{_LOCK_PREFIX}{ns}:{thread_id}",))
+
+
 def _delete_unused_blobs(cur: Cursor[Any], thread_id: str, ns: str) -> None:
     """Delete a thread namespace's blobs at versions no remaining checkpoint has."""
     cur.execute(
@@ -148,6 +161,7 @@ def _delete(cur: Cursor[Any], doomed: Sequence[Key]) -> None:
         )
     for thread_id, ns in sorted({key[:2] for key in doomed}):
         _delete_unused_blobs(cur, thread_id, ns)
+        pieces_lock(cur, thread_id, ns, shared=False)
         cur.execute(_PIECES_IN_USE, (thread_id, ns, PIECES_TYPE))
         used = {d for row in cur.fetchall() for d in StoredPieces.load(row["blob"]).digests}
         cur.execute(_UNUSED_PIECES, (thread_id, ns, sorted(used)))

@@ -81,6 +81,10 @@ UPDATE checkpoints SET parent_checkpoint_id = %s, checkpoint = %s, metadata = %s
 WHERE thread_id = %s AND checkpoint_ns = %s AND checkpoint_id = %s
 """
 """A checkpoint saved again (its delta children were made keyframes first)."""
+_EXISTING_PIECES = (
+    f"SELECT digest FROM {layout.PIECES} WHERE thread_id = %s AND checkpoint_ns = %s "
+    "AND digest = ANY(%s)"
+)
 _ROWS = f"""
 SELECT thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata,
     packed,
@@ -262,10 +266,13 @@ class NulSafePostgresSaver(PostgresSaver):
 
         Return those snapshots' stand-ins: each a `DeltaSnapshot` of `StoredPieces`
         (serialized as its digests); its `chunked` is for `ChunkWriter.stored` once the
-        transaction commits.
+        transaction commits. Holds the thread's pieces lock (`pieces_lock`) shared until
+        then, so a prune's cleanup of unused pieces runs wholly before or after; pieces this
+        writer stored before and a prune deleted since are stored again.
         """
         out: dict[str, Any] = {}
         new: list[tuple[str, str, bytes, str, bytes]] = []
+        known: dict[bytes, Any] = {}
         for channel, value in values.items():
             if isinstance(value, DeltaSnapshot) and chunkable(value.value):
                 chunked = self._chunks.split((thread_id, ns, channel), value.value)
@@ -273,6 +280,17 @@ class NulSafePostgresSaver(PostgresSaver):
                 pieces.chunked = chunked
                 out[channel] = DeltaSnapshot(pieces)
                 new += [(thread_id, ns, *piece) for piece in chunked.new]
+                known.update((digest, piece) for piece, digest in chunked.remembered)
+        if not out:
+            return out
+        pruning.pieces_lock(cur, thread_id, ns, shared=True)
+        reused = sorted(set(known) - {piece[2] for piece in new})
+        if reused:
+            cur.execute(_EXISTING_PIECES, (thread_id, ns, reused))
+            missing = set(reused) - {bytes(r["digest"]) for r in cur.fetchall()}
+            for digest in sorted(missing):
+                type_, data = self.piece_serde.dumps_typed(known[digest])
+                new.append((thread_id, ns, digest, type_, data))
         if new:
             cur.executemany(
                 f"INSERT INTO {layout.PIECES} (thread_id, checkpoint_ns, digest, type, data) "
