@@ -26,7 +26,7 @@ from typer.testing import CliRunner
 
 from wikireact import Context, MemorySource, ScriptedChatModel, build_graph
 from wikireact.cli.app import app
-from wikireact.errors import ModelCallError
+from wikireact.errors import ModelCallError, ThreadsError
 from wikireact.storage.materialise import delta_channels
 from wikireact.storage.postgres import layout
 from wikireact.storage.postgres.deltas import DELTA, Payloads
@@ -319,3 +319,19 @@ def test_pieces_another_process_deleted_are_stored_again(
     read = fresh.get_tuple(latest)
     assert read is not None
     assert read.checkpoint["channel_values"]["trajectory"].value == [*items, 100]
+
+
+def test_copying_onto_a_thread_that_exists_is_refused_unchanged(
+    packed: NulSafePostgresSaver,
+) -> None:
+    graph = run(packed, "a")
+    packed.copy_thread("a", "b")
+    packed.prune(["b"], channels=delta_channels([graph]))  # copied, then pruned
+    kept = [(t.config, t.checkpoint) for t in packed.list(thread("b"))]
+
+    with pytest.raises(ThreadsError, match="'b' already has checkpoints") as caught:
+        packed.copy_thread("a", "b")
+
+    assert "\n" not in str(caught.value)
+    assert [(t.config, t.checkpoint) for t in packed.list(thread("b"))] == kept
+    assert graph.get_state(thread("b")).values == graph.get_state(thread("a")).values

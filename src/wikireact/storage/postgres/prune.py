@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from langchain_core.runnables import RunnableConfig
 from psycopg.types.json import Jsonb
 
+from wikireact.errors import ThreadsError
 from wikireact.storage.materialise import Specs, check_prune_args, full_values
 from wikireact.storage.postgres.deltas import Payloads, keyframe_children
 from wikireact.storage.postgres.layout import (
@@ -236,12 +237,21 @@ def delete_for_runs(saver: PostgresSaver, run_ids: Sequence[str], specs: Specs |
 
 
 def copy_thread(saver: PostgresSaver, source: str, target: str) -> None:
-    """Copy every checkpoint, blob, write and piece of a thread to another id (rows it has are kept).
+    """Copy every checkpoint, blob, write and piece of a thread to another id.
 
     The whole parent chain is copied, so the target rebuilds its delta channels as the
-    source does.
+    source does. A target that already has rows (e.g. copied once, then pruned) is refused,
+    changing nothing, as the SQLite saver refuses it: merging two chains under one id would
+    mix them (LangGraph's conformance suite only copies to new thread ids).
     """
     with saver._cursor() as cur, cur.connection.transaction():
+        for table in TABLES:
+            cur.execute(f"SELECT 1 FROM {table} WHERE thread_id = %s LIMIT 1", (str(target),))
+            if cur.fetchone() is not None:
+                raise ThreadsError(
+                    f"cannot copy thread {source!r} to {target!r}: thread {target!r} already "
+                    "has checkpoints; delete it first or pick another thread id"
+                )
         for table in TABLES:
             columns = COLUMNS[table]
             cur.execute(
