@@ -57,6 +57,28 @@ def test_a_1000_token_window_runs_300_steps_and_the_state_keeps_every_observatio
     assert values["trajectory"][-2]["observation"] in last_prompt  # nor the latest observation
 
 
+def _search_episode(
+    titles: list[str], window: int, wiki: MemorySource
+) -> tuple[SpyModel, dict, list[str]]:
+    """Run one Search a step over `titles`, then Finish; return the model, the state and its prompts."""
+    script: list[ScriptOutput] = [
+        f"Thought: t{k}.\nAction: Search[{title}]" for k, title in enumerate(titles)
+    ]
+    model = SpyModel(
+        outputs=[*script, "Thought: done.\nAction: Finish[x]"],
+        context_window=window,
+        max_tokens=REPLY,
+    )
+    graph = build_graph(InMemorySaver(), model=model, wiki=wiki)
+    out = graph.invoke(
+        {"question": "Which page?"},
+        thread(),
+        context=Context(max_steps=len(titles) + 1, repetition_limit=1000),
+    )
+    texts = ["\n".join(str(m.content) for m in call) for call in model.calls]
+    return model, {**graph.get_state(thread()).values, **out}, texts
+
+
 def test_once_the_window_is_full_most_prompts_extend_the_previous_one() -> None:
     # clearing one more observation every step would change the prompt near its start, and a
     # model server (llama.cpp, a provider's prompt cache) would read all of it again each step
@@ -64,19 +86,10 @@ def test_once_the_window_is_full_most_prompts_extend_the_previous_one() -> None:
         f"Page {i}": " ".join(f"Fact {j} of page {i}: {'word ' * 40}." for j in range(5))
         for i in range(60)
     }
-    steps = 60
-    script: list[ScriptOutput] = [
-        f"Thought: t{k}.\nAction: Search[Page {k}]" for k in range(steps - 1)
-    ]
-    model = SpyModel(
-        outputs=[*script, "Thought: done.\nAction: Finish[x]"],
-        context_window=3000,
-        max_tokens=REPLY,
+    model, values, texts = _search_episode(
+        [f"Page {k}" for k in range(59)], 3000, MemorySource(pages)
     )
-    graph = build_graph(InMemorySaver(), model=model, wiki=MemorySource(pages))
-    graph.invoke({"question": "Which page?"}, thread(), context=Context(max_steps=steps))
-    cleared = [u["cleared"] for u in graph.get_state(thread()).values["usage"]]
-    texts = ["\n".join(str(m.content) for m in call) for call in model.calls]
+    cleared = [u["cleared"] for u in values["usage"]]
     full = cleared.index(next(c for c in cleared if c))
     extends = [b.startswith(a) for a, b in pairwise(texts[full:])]
     assert len(extends) > 30 and sum(extends) >= len(extends) / 2  # clearing one a step: none
@@ -86,23 +99,10 @@ def test_once_the_window_is_full_most_prompts_extend_the_previous_one() -> None:
 def test_an_observation_not_twice_its_placeholder_is_never_cleared() -> None:
     # search misses are about as long as the line that would replace them: clearing them frees
     # little, so the oldest steps are dropped instead (in blocks: most prompts still extend)
-    steps = 120
-    script: list[ScriptOutput] = [
-        f"Thought: t{k}.\nAction: Search[Nowhere {k}]" for k in range(steps - 1)
-    ]
-    model = SpyModel(
-        outputs=[*script, "Thought: done.\nAction: Finish[x]"],
-        context_window=1000,
-        max_tokens=REPLY,
+    model, values, texts = _search_episode(
+        [f"Nowhere {k}" for k in range(119)], 1000, MemorySource(PAGES)
     )
-    graph = build_graph(InMemorySaver(), model=model, wiki=MemorySource(PAGES))
-    out = graph.invoke(
-        {"question": "Which page?"},
-        thread(),
-        context=Context(max_steps=steps, repetition_limit=1000),
-    )
-    assert out["status"] == "finished"
-    texts = ["\n".join(str(m.content) for m in call) for call in model.calls]
+    assert values["status"] == "finished"
     assert not any("[cleared to fit the context: Search[Nowhere" in text for text in texts)
     assert "cleared to fit the context; the steps below" in texts[-1]  # older steps dropped
     assert max(model.count_prompt_tokens(m) for m in model.calls) <= 1000 - REPLY
