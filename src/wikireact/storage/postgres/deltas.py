@@ -19,8 +19,6 @@ rewritten as keyframes (`keyframe_children`).
 from __future__ import annotations
 
 import json
-import threading
-from collections import OrderedDict
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -29,7 +27,7 @@ from wikireact.errors import ThreadsError
 from wikireact.storage.sqlite.codec import squeeze, unsqueeze
 from wikireact.storage.sqlite.parent_deltas import (
     CHAIN,
-    REMEMBERED_THREADS,
+    LastStored,
     compress_against,
     decompress_against,
 )
@@ -162,35 +160,15 @@ class Stored:
     """Deltas since its keyframe (0: it is one)."""
 
 
-class DeltaWriter:
+class DeltaWriter(LastStored[Stored]):
     """Encodes payloads against the parent's this writer stored last (see the module)."""
-
-    def __init__(self) -> None:
-        """Remember nothing yet."""
-        self._lock = threading.Lock()
-        self._last: OrderedDict[tuple[str, str], Stored] = OrderedDict()
 
     def encode(
         self, thread_id: str, ns: str, checkpoint_id: str, parent_id: str | None, payload: bytes
     ) -> tuple[bytes, Stored]:
         """Return the stored `packed` of this payload (a delta or a keyframe), and what to remember."""
-        with self._lock:
-            last = self._last.get((thread_id, ns))
+        last = self.last(thread_id, ns)
         if last is not None and last.checkpoint_id == parent_id and last.depth + 1 < CHAIN:
             delta = DELTA + compress_against(payload, last.payload)
             return delta, Stored(checkpoint_id, payload, last.depth + 1)
         return keyframe(payload), Stored(checkpoint_id, payload, 0)
-
-    def stored(self, thread_id: str, ns: str, stored: Stored) -> None:
-        """Remember `stored` as the thread's last checkpoint (call once it is committed)."""
-        with self._lock:
-            self._last[(thread_id, ns)] = stored
-            self._last.move_to_end((thread_id, ns))
-            while len(self._last) > REMEMBERED_THREADS:
-                self._last.popitem(last=False)
-
-    def forget(self, thread_id: str) -> None:
-        """Forget a thread's last checkpoints (its rows changed)."""
-        with self._lock:
-            for key in [k for k in self._last if k[0] == thread_id]:
-                del self._last[key]

@@ -540,7 +540,7 @@ class NulSafePostgresSaver(PostgresSaver):
     def forget(self, thread_id: str) -> None:
         """Forget which pieces and payloads of a thread this saver stored (its rows changed)."""
         self._chunks.forget(str(thread_id))
-        self._deltas.forget(str(thread_id))
+        self._deltas.forget({str(thread_id)})
 
 
 class _Pieces(StoredPieces):

@@ -22,7 +22,7 @@ import zlib
 from collections import OrderedDict
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from wikireact.errors import ThreadsError
 from wikireact.storage.sqlite.codec import (
@@ -43,6 +43,7 @@ REMEMBERED_THREADS = 256
 _WINDOW = 32768
 
 Row = tuple[str, str | None, str, bytes]
+T = TypeVar("T")
 """A checkpoint row as stored: id, parent id, type tag, blob."""
 Payload = tuple[str, bytes]
 """A checkpoint as its serializer gave it: type tag, bytes."""
@@ -142,35 +143,24 @@ class Stored:
     """Deltas since its keyframe (0: it is one)."""
 
 
-class DeltaWriter:
-    """Encodes checkpoints against the parent it stored last (see the module's docstring)."""
+class LastStored(Generic[T]):
+    """What a writer stored last for each (thread, namespace): the most recent `REMEMBERED_THREADS`.
+
+    Thread-safe; a saver's delta writer keeps its checkpoints here to encode the next one
+    against (this module's and `wikireact.storage.postgres.deltas`).
+    """
 
     def __init__(self) -> None:
         """Remember nothing yet."""
         self._lock = threading.Lock()
-        self._last: OrderedDict[tuple[str, str], Stored] = OrderedDict()
+        self._last: OrderedDict[tuple[str, str], T] = OrderedDict()
 
-    def encode(
-        self,
-        cur: Any,
-        thread_id: str,
-        ns: str,
-        checkpoint_id: str,
-        parent_id: str | None,
-        payload: Payload,
-    ) -> Stored:
-        """Return how to store this checkpoint: a delta against its parent, or a keyframe."""
+    def last(self, thread_id: str, ns: str) -> T | None:
+        """Return what was stored last for the thread's namespace (None: nothing remembered)."""
         with self._lock:
-            last = self._last.get((thread_id, ns))
-        type_, data = payload
-        if last is not None and last.checkpoint_id == parent_id and last.depth + 1 < CHAIN:
-            parent = _fetch(cur, thread_id, ns, parent_id)
-            if parent is not None and (parent[2], parent[3]) == last.row:
-                delta = compress_against(data, last.payload)
-                return Stored(checkpoint_id, (type_ + ZP1, delta), data, last.depth + 1)
-        return Stored(checkpoint_id, keyframe(type_, data), data, 0)
+            return self._last.get((thread_id, ns))
 
-    def stored(self, thread_id: str, ns: str, stored: Stored) -> None:
+    def stored(self, thread_id: str, ns: str, stored: T) -> None:
         """Remember `stored` as the thread's last checkpoint (call once it is committed)."""
         with self._lock:
             self._last[(thread_id, ns)] = stored
@@ -183,6 +173,29 @@ class DeltaWriter:
         with self._lock:
             for key in [k for k in self._last if k[0] in thread_ids]:
                 del self._last[key]
+
+
+class DeltaWriter(LastStored[Stored]):
+    """Encodes checkpoints against the parent it stored last (see the module's docstring)."""
+
+    def encode(
+        self,
+        cur: Any,
+        thread_id: str,
+        ns: str,
+        checkpoint_id: str,
+        parent_id: str | None,
+        payload: Payload,
+    ) -> Stored:
+        """Return how to store this checkpoint: a delta against its parent, or a keyframe."""
+        last = self.last(thread_id, ns)
+        type_, data = payload
+        if last is not None and last.checkpoint_id == parent_id and last.depth + 1 < CHAIN:
+            parent = _fetch(cur, thread_id, ns, parent_id)
+            if parent is not None and (parent[2], parent[3]) == last.row:
+                delta = compress_against(data, last.payload)
+                return Stored(checkpoint_id, (type_ + ZP1, delta), data, last.depth + 1)
+        return Stored(checkpoint_id, keyframe(type_, data), data, 0)
 
 
 def with_payloads(cur: Any, rows: Sequence[Sequence[Any]]) -> list[list[Any]]:
