@@ -10,10 +10,13 @@ from support import write_snapshot
 from wikireact.wiki.title_index import TitleIndex, title_index
 
 pytest.importorskip("numpy")
+import numpy as np  # noqa: E402
+
 from wikireact.models.local.title_constraint import (  # noqa: E402
     ANY_TITLE,
     SUGGESTED,
     TitleCheck,
+    TitleGrammar,
 )
 
 PIECES = [
@@ -125,3 +128,61 @@ def test_a_snapshot_s_index_holds_its_titles_as_stored_and_is_built_once(
     index = title_index(snapshot)
     assert b"Ed Wood" in index and b"ed wood" not in index
     assert title_index(snapshot) is index  # shared, not built per step
+
+
+class _TitlesOnly:
+    """`TitleGrammar` with a step grammar that allows every token: only the title check acts."""
+
+    def __new__(cls, check: TitleCheck) -> TitleGrammar:
+        import llama_cpp
+
+        grammar = object.__new__(TitleGrammar)
+        grammar._llama_cpp = llama_cpp
+        grammar._sampler = None
+        grammar._n_vocab = len(PIECES)
+        grammar._seen = None
+        grammar._one = (llama_cpp.llama_token_data * 1)()
+        grammar._check = check
+        grammar._apply = lambda data, size: None  # type: ignore[method-assign]
+        return grammar
+
+
+def _choose(grammar: TitleGrammar, text: list[int], likely: dict[int, float]) -> int:
+    """Append the token the grammar leaves after `text` (the model giving `likely` probabilities)."""
+    scores = np.full(len(PIECES), np.log(1e-6), dtype=np.single)
+    for token, probability in likely.items():
+        scores[token] = np.log(probability)
+    chosen = grammar(np.array(text, dtype=np.intc), scores)
+    assert np.isfinite(chosen).sum() in (1, len(PIECES))
+    text.append(int(np.argmax(chosen)))
+    return text[-1]
+
+
+def test_a_title_the_model_gives_under_one_percent_is_not_forced_on_it() -> None:
+    """Held to the titles, "World Cup" was written `Search[World's fair]`: the model gave the
+    forced continuation 0.5%. Such a Search now spells what the model means, and misses."""
+    check, tokens = _check()
+    search, paris, x = tokens["Action 1: Search["], tokens["Paris"], tokens["x"]
+    grammar, text = _TitlesOnly(check), []
+    _choose(grammar, text, {search: 0.99})
+    # "x" is no title; "Paris" continues one at 5%: a likely enough title is still forced
+    assert _choose(grammar, text, {x: 0.9, paris: 0.05}) == paris
+    check, tokens = _check()
+    grammar, text = _TitlesOnly(check), []
+    _choose(grammar, text, {search: 0.99})
+    # at 0.5% the model does not mean "Paris": it writes "x", and the rest of the argument too
+    assert _choose(grammar, text, {x: 0.9, paris: 0.005}) == x
+    assert _choose(grammar, text, {tokens["é"]: 0.9, paris: 0.05}) == tokens["é"]
+    assert _choose(grammar, text, {tokens["]"]: 0.9}) == tokens["]"]
+    # the next Search is held to the titles again
+    _choose(grammar, text, {tokens["Thought 1: I search Paris.\n"]: 0.9})
+    _choose(grammar, text, {search: 0.9})
+    assert _choose(grammar, text, {x: 0.9, paris: 0.05}) == paris
+
+
+def test_the_titles_a_miss_suggests_are_never_let_go_of() -> None:
+    check, tokens = _check(suggested=("Paris Hilton",))
+    search, x = tokens["Action 1: Search["], tokens["x"]
+    grammar, text = _TitlesOnly(check), []
+    _choose(grammar, text, {search: 0.99})
+    assert _choose(grammar, text, {x: 0.99, tokens["Par"]: 1e-5}) == tokens["Par"]

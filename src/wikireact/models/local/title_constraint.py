@@ -12,12 +12,19 @@ it are the most likely tokens searched, preferring those that continue one of th
 miss's `Similar:` titles, then those that continue any title. The step grammar's own guard
 rails still hold (a Search may not start like a title searched already, unless suggested):
 a title that starts so is not reachable either, so the two never disagree into a dead end.
+
+A title the model does not mean is worse than a miss: held to the titles, "World Cup" became
+`Search[World's fair]` and "Apple" `Search[Ancestral Puebloans]`. So when nothing is suggested
+and the model gives every token that continues a title less than `LET_GO_BELOW` (1%), the
+check lets go of the rest of that argument: the model spells the title it means, the Search
+misses, and the next Search prefers the miss's `Similar:` titles (it never lets go of those).
 """
 
 from __future__ import annotations
 
 import ctypes
 import functools
+import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -33,6 +40,8 @@ _OPEN_SEARCH = re.compile(rb"Search\[([^\]\n]*)$")
 """A Search whose argument is still being written, at the end of the text."""
 SUGGESTED, ANY_TITLE = 0, 1
 """How a token continues the Search argument: along a `Similar:` title, or along another title."""
+LET_GO_BELOW = math.log(0.01)
+"""The log-probability under which a token that continues a title is one the model does not mean."""
 
 
 class TitleCheck:
@@ -57,6 +66,7 @@ class TitleCheck:
         self._suggested = tuple(t.encode() for t in suggested if t.strip())
         self._text = b""
         self._argument: bytes | None = None
+        self._let_go = False
         self.suggests = bool(self._suggested)
         """Whether some titles are suggested (`Similar:`), to be preferred."""
         self.usable = self.suggests or titles.reaches(b"", self._refused)
@@ -67,11 +77,23 @@ class TitleCheck:
         self._text += self._piece(token)
         found = _OPEN_SEARCH.search(self._text[-2 * 1024 :])
         self._argument = found.group(1) if found else None
+        self._let_go = self._let_go and self._argument is not None
+
+    @property
+    def may_let_go(self) -> bool:
+        """Whether the argument being written may leave the titles (nothing is suggested)."""
+        return self._argument is not None and not self.suggests
+
+    def let_go(self) -> None:
+        """Allow any text for the rest of the argument being written (the model means no title)."""
+        self._let_go = self.may_let_go
 
     def rank(self, token: int) -> int | None:
         """`SUGGESTED`, `ANY_TITLE`, or None when `token` leads to no reachable title."""
         if self._argument is None:
             return SUGGESTED
+        if self._let_go:
+            return ANY_TITLE
         text = self._piece(token)
         if not text:
             return None  # a control token, or one the grammar reads as other text
@@ -107,6 +129,19 @@ class TitleGrammar(LazyGrammar):
         return self._check.rank(token) is not None and super()._allows(token, logit)
 
     def _best_allowed(self, scores: npt.NDArray[np.single]) -> int:
+        """Return the most likely token both allow, unless the model does not mean that title.
+
+        When nothing is suggested and the model gives the best token that continues a title
+        less than `LET_GO_BELOW`, the check lets go of the argument and the grammar alone
+        chooses (the Search will miss, and its `Similar:` titles come next).
+        """
+        best = self._best_title_token(scores)
+        if self._check.may_let_go and _log_probability(scores, best) < LET_GO_BELOW:
+            self._check.let_go()
+            return super()._best_allowed(scores)
+        return best
+
+    def _best_title_token(self, scores: npt.NDArray[np.single]) -> int:
         """Return the most likely token both allow, along a suggested title if one is short-listed.
 
         Over the whole vocabulary (nothing short-listed passed), or with nothing suggested,
@@ -126,6 +161,12 @@ class TitleGrammar(LazyGrammar):
             if best is not None:
                 return best
         raise RuntimeError("the grammar and the snapshot's titles allow no token")
+
+
+def _log_probability(scores: npt.NDArray[np.single], token: int) -> float:
+    """Return the log-probability the logits `scores` give `token`."""
+    top = float(np.max(scores))
+    return float(scores[token]) - top - math.log(float(np.sum(np.exp(scores - top))))
 
 
 def title_check(client: Any, snapshot: str | None, form: Mapping[str, Any]) -> TitleCheck | None:
