@@ -31,6 +31,7 @@ from wikireact.models.local.answer_spans import answer_rules, answer_type, offer
 from wikireact.models.local.page_text import page_text
 from wikireact.models.local.plan_shape import question_plan, question_titles, relation_words
 from wikireact.models.local.reply_grammars import reply_grammar, shaped_plan
+from wikireact.models.local.shaped_subgoals import shaped_subgoals
 from wikireact.models.local.step_form import Turn, question, title_starts
 from wikireact.models.reply_form import ReplyForm
 
@@ -63,7 +64,9 @@ def local_reply_grammar(
     elif guard_rails and form.kind == "extract":
         shaped = _extract(turns, snapshot)
     elif guard_rails and form.kind == "final_answer" and not form.labels:
-        shaped = _solver_answer(turns)
+        shaped = _solver_answer(turns) or shaped_subgoals(form, turns, _title_test(snapshot))
+    elif guard_rails and form.kind in ("subgoals", "replan") and not form.labels:
+        shaped = shaped_subgoals(form, turns, _title_test(snapshot))
     return shaped or reply_grammar(form)
 
 

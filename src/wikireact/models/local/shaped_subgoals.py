@@ -1,0 +1,66 @@
+"""A small local model's Plan-and-Execute replies: one sub-goal a hop, answers it found.
+
+Under its sub-goal grammar alone, Gemma 3 270M filled every plan to the budget ("1. Find who
+painted the Mona Lisa. 2.-4. Find when that painting was painted."), ran the repeats, and
+finished with the placeholder of the instruction: `Finish[answer]`, on every question. With the
+small-model guard rails on (`LlamaCppChatModel.extractive_answers`):
+- the plan (`subgoals`) lists as many sub-goals as the question's shape has pages to find
+  (`wikireact.models.local.plan_shape`): two for a bridge ("the capital of X": the entity,
+  then the question), one for anything else (a comparison's ReAct episode opens both pages);
+- the replanner (`replan`, and `final_answer` when the budget is spent) may only finish once
+  that many sub-goals have results, and its `Finish` copies one of the answers they found
+  (fenced «...» in its prompt), never a word of the instruction.
+A question naming no title, or a prompt with no sub-goal answer yet, gets the form's own grammar.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import replace
+
+from wikireact.models.local.answer_spans import gbnf_literal
+from wikireact.models.local.plan_shape import question_plan
+from wikireact.models.local.reply_grammars import reply_grammar
+from wikireact.models.local.step_form import Turn
+from wikireact.models.reply_form import ReplyForm
+
+SHAPE_SUBGOALS = {"single": 1, "comparison": 1, "bridge": 2}
+"""Sub-goals a plan of each question shape lists."""
+_RESULT = re.compile(r"^\d+\. .* -> «([^«»\n]*)»$", re.MULTILINE)
+"""A sub-goal's line in the replanner's results, with the answer it found."""
+_ANY_RESULT = re.compile(r"^\d+\. .* -> ", re.MULTILINE)
+
+
+def shaped_subgoals(
+    form: ReplyForm, turns: list[Turn], is_title: Callable[[str], bool] | None
+) -> str | None:
+    """Return the grammar of a Plan-and-Execute reply of `form` to `turns` (None: none shaped)."""
+    asked, results = _asked(turns)
+    plan = question_plan(asked, is_title) if asked else None
+    if plan is None:
+        return None
+    wanted = SHAPE_SUBGOALS[plan.shape]
+    if form.kind == "subgoals":
+        return reply_grammar(replace(form, limit=min(max(form.limit, 1), wanted)))
+    done = len(_ANY_RESULT.findall(results))
+    if form.kind == "replan" and done < wanted and form.limit >= 1:  # a hop is still to find
+        listed = reply_grammar(replace(form, limit=min(form.limit, wanted - done)))
+        return listed.replace("root ::= finish | item1", "root ::= item1", 1)
+    found = list(dict.fromkeys(a.strip() for a in _RESULT.findall(results) if a.strip()))
+    if not found:
+        return None
+    answers = " | ".join(gbnf_literal(answer) for answer in found)
+    return f'root ::= "Finish[" ({answers}) "]"\n'
+
+
+def _asked(turns: list[Turn]) -> tuple[str, str]:
+    """Return the question of the last user turn and the text after it (its results, if any)."""
+    users = [t["content"] for t in turns if t["role"] == "user"]
+    if not users:
+        return "", ""
+    head, label, rest = users[-1].rpartition("Question:")
+    if not label:
+        return "", ""
+    line, _, after = rest.strip().partition("\n")
+    return line.strip(), after
