@@ -74,9 +74,12 @@ def test_a_plan_lists_one_sub_goal_a_hop(vocabulary: Any) -> None:
     assert llama_accepts(vocabulary, _plan_grammar(SINGLE), one)
     assert not llama_accepts(vocabulary, _plan_grammar(SINGLE), one + two)
     assert llama_accepts(vocabulary, _plan_grammar(SINGLE, guard_rails=False), one + two)
-    hop, then = "1. Find the capital of the Czech Republic.\n", "2. Find its river.\n"
-    assert llama_accepts(vocabulary, _plan_grammar(BRIDGE), hop + then)
+    hop, then = "1. Find the capital of the Czech Republic.\n", f"2. {BRIDGE}\n"
+    assert llama_accepts(vocabulary, _plan_grammar(BRIDGE), hop + then)  # then the question
+    assert not llama_accepts(vocabulary, _plan_grammar(BRIDGE), hop + "2. Find its river.\n")
     assert not llama_accepts(vocabulary, _plan_grammar(BRIDGE), hop + then + "3. Find it.\n")
+    unnamed = "Who published the theory of general relativity?"  # no title: one hop
+    assert not llama_accepts(vocabulary, _plan_grammar(unnamed), one + two)
 
 
 def test_the_replanner_finishes_with_an_answer_a_sub_goal_found(vocabulary: Any) -> None:
@@ -98,6 +101,6 @@ def test_a_bridge_is_not_finished_before_its_second_hop(vocabulary: Any) -> None
     assert not llama_accepts(vocabulary, grammar, "Finish[Prague]")
     both = [*first, _result(2, "Find the river of Prague.", "Vltava")]
     grammar = _replan_grammar(BRIDGE, both, goals_left=2)
-    assert llama_accepts(vocabulary, grammar, "Finish[Vltava]")
-    assert llama_accepts(vocabulary, grammar, "Finish[Prague]")  # the model chooses among them
-    assert not llama_accepts(vocabulary, grammar, "Finish[answer]")
+    assert llama_accepts(vocabulary, grammar, "Finish[Vltava]")  # what the question's hop found
+    for wrong in ("Finish[Prague]", "Finish[answer]"):
+        assert not llama_accepts(vocabulary, grammar, wrong)

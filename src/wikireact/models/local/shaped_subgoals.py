@@ -4,13 +4,15 @@ Under its sub-goal grammar alone, Gemma 3 270M filled every plan to the budget (
 painted the Mona Lisa. 2.-4. Find when that painting was painted."), ran the repeats, and
 finished with the placeholder of the instruction: `Finish[answer]`, on every question. With the
 small-model guard rails on (`LlamaCppChatModel.extractive_answers`):
-- the plan (`subgoals`) lists as many sub-goals as the question's shape has pages to find
-  (`wikireact.models.local.plan_shape`): two for a bridge ("the capital of X": the entity,
-  then the question), one for anything else (a comparison's ReAct episode opens both pages);
+- the plan (`subgoals`) lists one sub-goal a hop of the question's shape
+  (`wikireact.models.local.plan_shape`): for a bridge ("the capital of X") the model's own
+  sub-goal for the entity, then the question itself (its ReAct episode is shown the entity
+  found); for anything else (a comparison's ReAct episode opens both pages, a question naming
+  no title is taken as one hop) one sub-goal of its own;
 - the replanner (`replan`, and `final_answer` when the budget is spent) may only finish once
-  that many sub-goals have results, and its `Finish` copies one of the answers they found
-  (fenced «...» in its prompt), never a word of the instruction.
-A question naming no title, or a prompt with no sub-goal answer yet, gets the form's own grammar.
+  that many sub-goals have results, and its `Finish` copies the answer the latest of them
+  found (fenced «...» in its prompt), never a word of the instruction.
+A prompt with no sub-goal answer yet gets the form's own grammar.
 """
 
 from __future__ import annotations
@@ -37,21 +39,24 @@ def shaped_subgoals(
 ) -> str | None:
     """Return the grammar of a Plan-and-Execute reply of `form` to `turns` (None: none shaped)."""
     asked, results = _asked(turns)
-    plan = question_plan(asked, is_title) if asked else None
-    if plan is None:
+    if not asked:
         return None
-    wanted = SHAPE_SUBGOALS[plan.shape]
+    plan = question_plan(asked, is_title)
+    wanted = SHAPE_SUBGOALS[plan.shape] if plan is not None else 1
     if form.kind == "subgoals":
-        return reply_grammar(replace(form, limit=min(max(form.limit, 1), wanted)))
+        listed = reply_grammar(replace(form, limit=1))
+        if wanted == 1 or form.limit < 2:
+            return listed
+        then = gbnf_literal(f"2. {asked}\n")  # the question itself, once the entity is found
+        return listed.replace("root ::= item1", f"root ::= item1 {then}", 1)
     done = len(_ANY_RESULT.findall(results))
     if form.kind == "replan" and done < wanted and form.limit >= 1:  # a hop is still to find
         listed = reply_grammar(replace(form, limit=min(form.limit, wanted - done)))
         return listed.replace("root ::= finish | item1", "root ::= item1", 1)
-    found = list(dict.fromkeys(a.strip() for a in _RESULT.findall(results) if a.strip()))
+    found = [a.strip() for a in _RESULT.findall(results) if a.strip()]
     if not found:
         return None
-    answers = " | ".join(gbnf_literal(answer) for answer in found)
-    return f'root ::= "Finish[" ({answers}) "]"\n'
+    return f'root ::= "Finish[" {gbnf_literal(found[-1])} "]"\n'
 
 
 def _asked(turns: list[Turn]) -> tuple[str, str]:
