@@ -96,11 +96,30 @@ def test_the_replanner_finishes_with_an_answer_a_sub_goal_found(vocabulary: Any)
 def test_a_bridge_is_not_finished_before_its_second_hop(vocabulary: Any) -> None:
     first = [_result(1, "Find the capital of the Czech Republic.", "Prague")]
     grammar = _replan_grammar(BRIDGE, first, goals_left=3)
-    assert llama_accepts(vocabulary, grammar, "1. Find the river of Prague.\n")
-    assert not llama_accepts(vocabulary, grammar, "1. Find it.\n2. Find more.\n")
-    assert not llama_accepts(vocabulary, grammar, "Finish[Prague]")
-    both = [*first, _result(2, "Find the river of Prague.", "Vltava")]
+    hop = "1. On which river does Prague stand?\n"  # the question's own hop, the entity named
+    assert llama_accepts(vocabulary, grammar, hop)
+    assert not llama_accepts(vocabulary, grammar, f"1. {BRIDGE}\n")
+    for wrong in ("1. Find the capital of the Czech Republic. -> «Prague»\n", "Finish[Prague]"):
+        assert not llama_accepts(vocabulary, grammar, wrong)
+    both = [*first, _result(2, BRIDGE, "Vltava")]
     grammar = _replan_grammar(BRIDGE, both, goals_left=2)
     assert llama_accepts(vocabulary, grammar, "Finish[Vltava]")  # what the question's hop found
     for wrong in ("Finish[Prague]", "Finish[answer]"):
         assert not llama_accepts(vocabulary, grammar, wrong)
+
+
+def test_a_bridge_s_second_hop_names_the_entity_the_first_found() -> None:
+    from wikireact.models.local.plan_shape import hop_question, question_plan
+
+    cases = {
+        BRIDGE: ("Prague", "On which river does Prague stand?"),
+        "On what date was the capital of Brazil founded?": (
+            "Brasília",
+            "On what date was Brasília founded?",
+        ),
+        "Who wrote Hamlet?": ("x", None),  # no relation: unchanged
+    }
+    for question, (entity, expected) in cases.items():
+        plan = question_plan(question)
+        assert plan is not None
+        assert hop_question(question, plan, entity) == (expected or question)

@@ -134,3 +134,18 @@ def _capitalised_run(text: str, length: int) -> bool:
     if len(words) != length or words[-1].lower() in _JOINERS:
         return False
     return all(w[0].isupper() or w[0].isdigit() or w in _JOINERS for w in words)
+
+
+def hop_question(question: str, plan: QuestionPlan, entity: str) -> str:
+    """Return a bridge `question` with the entity it describes named: its second hop.
+
+    "On which river does the capital of the Czech Republic stand?" with "Prague" becomes
+    "On which river does Prague stand?": the relation and the title it starts from are
+    replaced (the question unchanged when no relation names one of `plan.first`).
+    """
+    for relation in _RELATION.finditer(question):
+        for title in plan.first:
+            at = question.find(title, relation.end() - 1)
+            if at == relation.end() - 1 and entity.strip():
+                return question[: relation.start()] + entity.strip() + question[at + len(title) :]
+    return question

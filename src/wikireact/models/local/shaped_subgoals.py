@@ -9,9 +9,12 @@ small-model guard rails on (`LlamaCppChatModel.extractive_answers`):
   sub-goal for the entity, then the question itself (its ReAct episode is shown the entity
   found); for anything else (a comparison's ReAct episode opens both pages, a question naming
   no title is taken as one hop) one sub-goal of its own;
-- the replanner (`replan`, and `final_answer` when the budget is spent) may only finish once
-  that many sub-goals have results, and its `Finish` copies the answer the latest of them
-  found (fenced «...» in its prompt), never a word of the instruction.
+- the replanner (`replan`, and `final_answer` when the budget is spent) makes a bridge's
+  remaining sub-goal the question with the entity found named ("On which river does Prague
+  stand?": given the whole question, the sub-goal's ReAct searched the Czech Republic again;
+  left free, Gemma rewrote it into "Find the capital of X. -> «Prague»"), and then its
+  `Finish` copies the answer the latest sub-goal found (fenced «...» in its prompt), never a
+  word of the instruction.
 A prompt with no sub-goal answer yet gets the form's own grammar.
 """
 
@@ -22,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from wikireact.models.local.answer_spans import gbnf_literal
-from wikireact.models.local.plan_shape import question_plan
+from wikireact.models.local.plan_shape import hop_question, question_plan
 from wikireact.models.local.reply_grammars import reply_grammar
 from wikireact.models.local.step_form import Turn
 from wikireact.models.reply_form import ReplyForm
@@ -50,10 +53,10 @@ def shaped_subgoals(
         then = gbnf_literal(f"2. {asked}\n")  # the question itself, once the entity is found
         return listed.replace("root ::= item1", f"root ::= item1 {then}", 1)
     done = len(_ANY_RESULT.findall(results))
-    if form.kind == "replan" and done < wanted and form.limit >= 1:  # a hop is still to find
-        listed = reply_grammar(replace(form, limit=min(form.limit, wanted - done)))
-        return listed.replace("root ::= finish | item1", "root ::= item1", 1)
     found = [a.strip() for a in _RESULT.findall(results) if a.strip()]
+    if form.kind == "replan" and done < wanted and form.limit >= 1 and plan is not None:
+        hop = hop_question(asked, plan, found[-1]) if found else asked  # the question's own hop
+        return "root ::= " + gbnf_literal("1. " + hop + "\n") + "\n"
     if not found:
         return None
     return f'root ::= "Finish[" {gbnf_literal(found[-1])} "]"\n'
