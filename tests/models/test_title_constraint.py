@@ -130,21 +130,19 @@ def test_a_snapshot_s_index_holds_its_titles_as_stored_and_is_built_once(
     assert title_index(snapshot) is index  # shared, not built per step
 
 
-class _TitlesOnly:
+def _titles_only(check: TitleCheck) -> TitleGrammar:
     """`TitleGrammar` with a step grammar that allows every token: only the title check acts."""
+    import llama_cpp
 
-    def __new__(cls, check: TitleCheck) -> TitleGrammar:
-        import llama_cpp
-
-        grammar = object.__new__(TitleGrammar)
-        grammar._llama_cpp = llama_cpp
-        grammar._sampler = None
-        grammar._n_vocab = len(PIECES)
-        grammar._seen = None
-        grammar._one = (llama_cpp.llama_token_data * 1)()
-        grammar._check = check
-        grammar._apply = lambda data, size: None  # type: ignore[method-assign]
-        return grammar
+    grammar = object.__new__(TitleGrammar)
+    grammar._llama_cpp = llama_cpp
+    grammar._sampler = None
+    grammar._n_vocab = len(PIECES)
+    grammar._seen = None
+    grammar._one = (llama_cpp.llama_token_data * 1)()
+    grammar._check = check
+    grammar._apply = lambda data, size: None  # type: ignore[method-assign]
+    return grammar
 
 
 def _choose(grammar: TitleGrammar, text: list[int], likely: dict[int, float]) -> int:
@@ -163,12 +161,12 @@ def test_a_title_the_model_gives_under_one_percent_is_not_forced_on_it() -> None
     forced continuation 0.5%. Such a Search now spells what the model means, and misses."""
     check, tokens = _check()
     search, paris, x = tokens["Action 1: Search["], tokens["Paris"], tokens["x"]
-    grammar, text = _TitlesOnly(check), []
+    grammar, text = _titles_only(check), list[int]()
     _choose(grammar, text, {search: 0.99})
     # "x" is no title; "Paris" continues one at 5%: a likely enough title is still forced
     assert _choose(grammar, text, {x: 0.9, paris: 0.05}) == paris
     check, tokens = _check()
-    grammar, text = _TitlesOnly(check), []
+    grammar, text = _titles_only(check), list[int]()
     _choose(grammar, text, {search: 0.99})
     # at 0.5% the model does not mean "Paris": it writes "x", and the rest of the argument too
     assert _choose(grammar, text, {x: 0.9, paris: 0.005}) == x
@@ -183,6 +181,6 @@ def test_a_title_the_model_gives_under_one_percent_is_not_forced_on_it() -> None
 def test_the_titles_a_miss_suggests_are_never_let_go_of() -> None:
     check, tokens = _check(suggested=("Paris Hilton",))
     search, x = tokens["Action 1: Search["], tokens["x"]
-    grammar, text = _TitlesOnly(check), []
+    grammar, text = _titles_only(check), list[int]()
     _choose(grammar, text, {search: 0.99})
     assert _choose(grammar, text, {x: 0.99, tokens["Par"]: 1e-5}) == tokens["Par"]
