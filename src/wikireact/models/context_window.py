@@ -10,8 +10,9 @@ is taken off, so a fitted prompt always leaves the reply its room.
 Counting uses the model's own tokenizer where it has one (`count_prompt_tokens` on
 wikireact's models: llama.cpp's `tokenize` of the prompt exactly as llama.cpp receives it),
 then a provider package's own `get_num_tokens_from_messages` (e.g. tiktoken's for OpenAI),
-and otherwise LangChain's `count_tokens_approximately`; the last two are estimates, so
-`ESTIMATE_MARGIN` is added on top of them.
+and otherwise LangChain's `count_tokens_approximately` (each message object counted once:
+`wikireact.prompting.counting`); the last two are estimates, so `ESTIMATE_MARGIN` is added on
+top of them.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from langchain_core.messages import BaseMessage
 from langchain_core.messages.utils import count_tokens_approximately
 
 from wikireact.prompting.budget import ContextBudget as ContextBudget
+from wikireact.prompting.counting import MessageCounts
 
 KNOWN_WINDOWS: dict[str, int] = {
     "qwen/qwen3.6-27b": 131_072,
@@ -48,6 +50,9 @@ ESTIMATE_MARGIN = 0.10
 """Share added to a count that is an estimate (not the model's own tokenizer): 10%."""
 DEFAULT_REPLY_TOKENS = 512
 """Tokens kept for the reply when the model states no `max_tokens`."""
+APPROXIMATE_TOKENS = MessageCounts(lambda message: count_tokens_approximately([message]))
+"""LangChain's `count_tokens_approximately`, each message object counted once (it rounds each
+message's count up on its own, so a prompt's count is the sum of its messages')."""
 
 
 def context_budget(
@@ -110,5 +115,5 @@ def estimate_tokens(model: Any, messages: Sequence[BaseMessage]) -> int:
         except Exception:  # e.g. a tokenizer that must be downloaded: estimate instead
             count = None
     if count is None:
-        count = count_tokens_approximately(messages)
+        count = APPROXIMATE_TOKENS(messages)
     return math.ceil(count * (1 + ESTIMATE_MARGIN))

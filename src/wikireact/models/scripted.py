@@ -21,7 +21,6 @@ An output is the model's text, or (tools protocol) a tool call such as
 from __future__ import annotations
 
 import asyncio
-import functools
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -39,6 +38,7 @@ from pydantic import ConfigDict, Field, PrivateAttr
 from wikireact._json_text import parse_json
 from wikireact.errors import JsonTextError, ScriptExhaustedError
 from wikireact.models.call_metadata import CALL_INDEX_KEY, QUESTION_ID_KEY
+from wikireact.prompting.counting import MessageCounts
 from wikireact.protocols.tools import is_script_output, script_message
 
 ScriptOutput = str | dict[str, Any] | AIMessage
@@ -57,10 +57,9 @@ def count_tokens(text: str) -> int:
     return len(text.split())
 
 
-@functools.lru_cache(maxsize=20_000)
-def _message_tokens(content: str) -> int:
-    """`count_tokens` of one message, kept: a prompt repeats every earlier step's messages."""
-    return count_tokens(content)
+PROMPT_TOKENS = MessageCounts(lambda message: count_tokens(str(message.content)))
+"""`count_tokens` summed over a prompt's messages, each message object counted once: a prompt
+repeats every earlier step's messages (`wikireact.prompting.counting`)."""
 
 
 class ScriptedChatModel(BaseChatModel):
@@ -89,7 +88,7 @@ class ScriptedChatModel(BaseChatModel):
 
     def count_prompt_tokens(self, messages: Sequence[BaseMessage]) -> int:
         """Return a prompt's tokens as this model counts them (and reports as `input_tokens`)."""
-        return sum(_message_tokens(str(m.content)) for m in messages)
+        return PROMPT_TOKENS(messages)
 
     _fallback_calls: int = PrivateAttr(default=0)
     _calls_seen: int = PrivateAttr(default=0)

@@ -30,8 +30,12 @@ prompt near its start and have all of it read again, step after step.
 from __future__ import annotations
 
 import functools
+import operator
+import threading
+from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from itertools import islice
 
 from langchain_core.messages import BaseMessage
 
@@ -47,6 +51,13 @@ CLEAR_BLOCK = 8
 PLACEHOLDERS_CACHED = 20_000
 """Observations whose placeholder is kept computed: a long episode's prompt is fitted every
 step, over the same earlier observations."""
+
+_CLEARED_STEPS: dict[int, tuple[Step, Step]] = {}
+"""By a step's id: the step and its cleared form (`_cleared_step`)."""
+_CLEARED_LOCK = threading.Lock()
+_CLEARABLE: deque[tuple[list[Step], list[int]]] = deque(maxlen=8)
+"""The last histories `clearable_steps` was asked about, with its answers."""
+_CLEARABLE_LOCK = threading.Lock()
 
 Builder = Callable[["Plan"], list[BaseMessage]]
 """Builds the prompt a `Plan` describes."""
@@ -213,12 +224,25 @@ def clearable_steps(history: Sequence[Step]) -> list[int]:
     Those whose observation is at least twice as long as its placeholder: a short one (a
     search miss with its similar titles, a one-sentence Lookup) costs little more than the
     line that would replace it, so clearing it would free little and still change the prompt.
+
+    A history that extends one of the last few asked about (the very same step objects
+    first: the next step of a fitted episode) is looked at only from where that one ended.
     """
-    return [
+    with _CLEARABLE_LOCK:
+        recent = list(_CLEARABLE)
+    done, found = 0, []
+    for before, indices in reversed(recent):
+        if len(before) <= len(history) and all(map(operator.is_, before, history)):
+            done, found = len(before), indices
+            break
+    out = found + [
         i
-        for i, step in enumerate(history)
+        for i, step in enumerate(history[done:], start=done)
         if step["observation"] and _clearable(step["action"], step["observation"])
     ]
+    with _CLEARABLE_LOCK:
+        _CLEARABLE.append((list(history), out))
+    return list(out)
 
 
 def fitted_history(
@@ -230,7 +254,8 @@ def fitted_history(
     steps one line. `clearable`: `clearable_steps(history)` when the caller has it already
     (a fit builds several plans of one history).
 
-    Steps left as they are are the very same objects (the prompt builders reuse their turns).
+    Steps left as they are are the very same objects, and so is a cleared step each time it is
+    cleared (the prompt builders reuse their turns).
     """
     if not plan.cleared and not plan.dropped:
         return history
@@ -238,19 +263,41 @@ def fitted_history(
         clearable = clearable_steps(history)
     shown = list(history)
     for i in clearable[: plan.cleared]:
-        step = history[i]
-        shown[i] = Step(**{**step, "observation": cleared_observation(step)})
+        shown[i] = _cleared_step(history[i])
     if not plan.dropped:
         return shown
-    note = Step(
+    return [_dropped_note(plan.dropped), *shown[plan.dropped :]]
+
+
+def _cleared_step(step: Step) -> Step:
+    """Return `step` with its observation cleared: the same object for the same step each time.
+
+    So that the fitted histories of consecutive steps share their step objects and their
+    prompt turns are extended, not rebuilt (`wikireact.prompting.turns`).
+    """
+    found = _CLEARED_STEPS.get(id(step))
+    if found is not None and found[0] is step:
+        return found[1]
+    cleared = Step(**{**step, "observation": cleared_observation(step)})
+    with _CLEARED_LOCK:
+        _CLEARED_STEPS[id(step)] = (step, cleared)  # holds `step`: its id stays its own
+        if len(_CLEARED_STEPS) > PLACEHOLDERS_CACHED:
+            for key in list(islice(_CLEARED_STEPS, len(_CLEARED_STEPS) // 2)):
+                del _CLEARED_STEPS[key]
+    return cleared
+
+
+@functools.lru_cache(maxsize=64)
+def _dropped_note(dropped: int) -> Step:
+    """Return the line that stands for the oldest `dropped` steps (one object per count)."""
+    return Step(
         kind="executed",
         thought="",
         action="(earlier steps)",
-        observation=f"[steps 1-{plan.dropped} cleared to fit the context; the steps below "
+        observation=f"[steps 1-{dropped} cleared to fit the context; the steps below "
         "are numbered from 2 on]",
         raw="",
     )
-    return [note, *shown[plan.dropped :]]
 
 
 def cleared_observation(step: Step) -> str:

@@ -19,7 +19,7 @@ from wikireact.prompting.exemplars import EpisodeExemplar, default_episodes
 from wikireact.prompting.lessons import lesson_turns
 from wikireact.prompting.quoting import CLOSE_QUOTE, OPEN_QUOTE
 from wikireact.prompting.tasks import FINISH_RULE, GOAL, VERDICT, input_line
-from wikireact.prompting.turns import EPISODE_TURNS
+from wikireact.prompting.turns import EPISODE_TURNS, EPISODES_KEPT
 from wikireact.state import Step
 
 STOP_SEQUENCES = ["\nObservation", "\nobservation"]
@@ -70,7 +70,7 @@ def _episode_turns(
 ) -> list[BaseMessage]:
     """Return a question (claim) and its steps as alternating turns: model = actions, user = observations."""
     return [
-        HumanMessage(input_line(task, question)),
+        question_turn(task, question),
         *EPISODE_TURNS.turns(
             ("text", question, method, task),
             steps,
@@ -79,6 +79,16 @@ def _episode_turns(
             ),
         ),
     ]
+
+
+@functools.lru_cache(maxsize=EPISODES_KEPT)
+def question_turn(task: Task, question: str) -> HumanMessage:
+    """Return the question's (claim's) turn, one object per question.
+
+    So that each step's prompt extends the previous one message for message
+    (`wikireact.prompting.counting`).
+    """
+    return HumanMessage(input_line(task, question))
 
 
 @functools.lru_cache(maxsize=STEP_TURNS_CACHED)

@@ -19,8 +19,8 @@ from langchain_core.runnables import Runnable
 from wikireact.context import Task, no_tool_calling
 from wikireact.prompting.exemplars import EpisodeExemplar, default_episodes
 from wikireact.prompting.lessons import lesson_turns
-from wikireact.prompting.react import STEP_TURNS_CACHED, render_observation
-from wikireact.prompting.tasks import FINISH_TOOL, GOAL, VERDICT, input_line
+from wikireact.prompting.react import STEP_TURNS_CACHED, question_turn, render_observation
+from wikireact.prompting.tasks import FINISH_TOOL, GOAL, VERDICT
 from wikireact.prompting.turns import EPISODE_TURNS
 from wikireact.protocols.text import Action, parse_action
 from wikireact.protocols.tools import (
@@ -121,7 +121,7 @@ def _turns(
     task: Task = "hotpotqa",
 ) -> list[BaseMessage]:
     return [
-        HumanMessage(input_line(task, question)),
+        question_turn(task, question),
         *EPISODE_TURNS.turns(
             ("tools", question, method, id_prefix, task),
             steps,

@@ -3,10 +3,11 @@
 The prompt of step N holds the turns of the N-1 steps before it, so building it from the
 history each time costs the square of the episode's length over an episode. Within a run
 LangGraph hands `reason` the same step objects every time (the trajectory only grows), so
-`EpisodeTurns` keeps the turns built for an episode's last prompt and, when the next
-history continues it (the very same step objects, checked one by one), builds only the
-new steps' turns. Any other history (a resumed run, a fork, an edited step) is built in
-full.
+`EpisodeTurns` keeps the turns built for an episode's last prompts and, when the next
+history continues one (the very same step objects, checked one by one), builds only the
+new steps' turns; a history that shares only its first steps with one (a fitted prompt
+whose plan changed, `wikireact.prompting.fitting`) reuses those steps' turns. Any other
+history (a resumed run, a fork, an edited step) is built in full.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import operator
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass
 
 from langchain_core.messages import BaseMessage
 
@@ -22,18 +24,29 @@ from wikireact.state import Step
 
 EPISODES_KEPT = 64
 """Episodes (e.g. the threads of an evaluation) whose latest turns are kept."""
+HISTORIES_KEPT = 4
+"""Histories kept per episode: its whole history, and the fitted ones a full window sends
+(`wikireact.prompting.fitting`: the previous step's plan and the block on either side of it)."""
+
+
+@dataclass(frozen=True, eq=False)
+class _Built:
+    """A history's turns as built: its steps, their turns, and where each step's turns end."""
+
+    steps: list[Step]
+    turns: tuple[BaseMessage, ...]
+    ends: list[int]
 
 
 class EpisodeTurns:
     """The turns of recent episodes' histories, each extended by the steps added since."""
 
-    def __init__(self, capacity: int = EPISODES_KEPT) -> None:
-        """Keep the turns of up to `capacity` episodes (least recently used go first)."""
+    def __init__(self, capacity: int = EPISODES_KEPT, histories: int = HISTORIES_KEPT) -> None:
+        """Keep the turns of up to `capacity` episodes (least recently used go first), `histories` each."""
         self.capacity = capacity
+        self.histories = histories
         self._lock = threading.Lock()
-        self._kept: OrderedDict[
-            tuple[Hashable, int], tuple[list[Step], tuple[BaseMessage, ...]]
-        ] = OrderedDict()
+        self._kept: OrderedDict[tuple[Hashable, int], list[_Built]] = OrderedDict()
 
     def turns(
         self,
@@ -44,26 +57,42 @@ class EpisodeTurns:
         """Return the turns of `steps` (`step_turns(number, step)` each, numbered from 1).
 
         `key` names the prompt's form (protocol, question, method); an episode is told apart
-        by its first step object, which the kept entry holds on to.
+        by its first step object, which the kept entries hold on to. The turns of the longest
+        run of leading steps a kept history shares with `steps` (the very same objects) are
+        reused; only the steps after it are built.
         """
         if not steps:
             return ()
         episode = (key, id(steps[0]))
         with self._lock:
-            kept = self._kept.get(episode)
-        done, turns = 0, []
-        if kept is not None and len(kept[0]) <= len(steps):
-            if all(map(operator.is_, kept[0], steps)):
-                done, turns = len(kept[0]), list(kept[1])
+            kept = list(self._kept.get(episode, ()))
+        base, done = None, 0
+        for built in reversed(kept):  # a history `steps` continues whole: the common case
+            if len(built.steps) <= len(steps) and all(map(operator.is_, built.steps, steps)):
+                base, done = built, len(built.steps)
+                break
+        if base is None and kept:  # else the latest one, as far as it matches
+            base = kept[-1]
+            for old, new in zip(base.steps, steps, strict=False):
+                if old is not new:
+                    break
+                done += 1
+        turns = list(base.turns[: base.ends[done - 1]]) if base is not None and done else []
+        ends = base.ends[:done] if base is not None else []
         for number, step in enumerate(steps[done:], start=done + 1):
             turns += step_turns(number, step)
-        built = tuple(turns)
+            ends.append(len(turns))
+        built = _Built(list(steps), tuple(turns), ends)
         with self._lock:
-            self._kept[episode] = (list(steps), built)
+            entries = self._kept.setdefault(episode, [])
+            if base is not None and done == len(base.steps):  # extended: the longer one replaces it
+                entries[:] = [entry for entry in entries if entry is not base]
+            entries.append(built)
+            del entries[: -self.histories]
             self._kept.move_to_end(episode)
             while len(self._kept) > self.capacity:
                 self._kept.popitem(last=False)
-        return built
+        return built.turns
 
 
 EPISODE_TURNS = EpisodeTurns()

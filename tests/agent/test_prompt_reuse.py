@@ -1,0 +1,160 @@
+"""A long episode's prompt reuses what earlier steps built and counted, fitted or not.
+
+Not timed (`bench/step_length.py` prints CPU per step by length): these count the work,
+message by message and step by step, and check that what is reused is what a build or
+count from scratch gives.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    HumanMessage,
+    SystemMessage,
+    ToolMessage,
+)
+from langchain_core.messages.utils import count_tokens_approximately
+from langgraph.checkpoint.memory import InMemorySaver
+from support import MANY_PAGES, SpyModel, distinct_steps, thread
+
+from wikireact import Context, MemorySource, build_graph
+from wikireact.models.context_window import APPROXIMATE_TOKENS
+from wikireact.prompting import fitting, react
+from wikireact.prompting.counting import MessageCounts
+from wikireact.prompting.turns import EpisodeTurns
+from wikireact.state import Step
+
+
+def _step(k: int, observation: str | None = None) -> Step:
+    text = observation if observation is not None else " ".join(f"word{k}-{j}." for j in range(40))
+    return Step(kind="executed", thought=f"t{k}", action=f"Search[P{k}]", observation=text, raw="")
+
+
+def _counting(calls: list[BaseMessage]) -> MessageCounts:
+    def count_one(message: BaseMessage) -> int:
+        calls.append(message)
+        return len(str(message.content).split())
+
+    return MessageCounts(count_one)
+
+
+def test_a_prompt_counts_as_the_sum_of_its_messages_each_message_counted_once() -> None:
+    calls: list[BaseMessage] = []
+    counts = _counting(calls)
+    prompt = [SystemMessage("a b c"), HumanMessage("d e"), AIMessage("f")]
+    assert counts(prompt) == 6 and len(calls) == 3
+    longer = [*prompt, HumanMessage("g h i j")]
+    assert counts(longer) == 10 and len(calls) == 4  # only the new message is counted
+    assert counts([longer[3], longer[0]]) == 7 and len(calls) == 4  # any order, any subset
+    assert counts([HumanMessage("a b c")]) == 3 and len(calls) == 5  # an equal new object: counted
+
+
+def test_messages_forgotten_past_the_capacity_are_counted_again_the_same() -> None:
+    counts = MessageCounts(lambda m: len(str(m.content)), capacity=10)
+    messages = [HumanMessage("x" * k) for k in range(30)]
+    for k in range(30):
+        assert counts(messages[: k + 1]) == sum(range(k + 1))
+    assert counts([messages[0]]) == 0
+    assert counts(list(reversed(messages))) == sum(range(30))
+
+
+def test_the_approximate_count_is_langchains_count_of_the_whole_prompt() -> None:
+    prompt = [
+        SystemMessage("You answer questions."),
+        HumanMessage("Question: who?"),
+        AIMessage("", tool_calls=[{"name": "search", "args": {"title": "Ed Wood"}, "id": "c1"}]),
+        ToolMessage("Ed Wood was a film maker.", tool_call_id="c1"),
+        AIMessage("Thought 1: x\nAction 1: Finish[Ed]", name="agent"),
+    ]
+    assert APPROXIMATE_TOKENS(prompt) == count_tokens_approximately(prompt)
+    assert APPROXIMATE_TOKENS(prompt[:3]) + APPROXIMATE_TOKENS(prompt[3:]) == (
+        count_tokens_approximately(prompt)
+    )
+
+
+def _turns_counted(episode: EpisodeTurns, steps: Sequence[Step], built: list[int]) -> list[str]:
+    def step_turns(number: int, step: Step) -> list[BaseMessage]:
+        built.append(number)
+        return [AIMessage(f"{number}: {step['action']}"), HumanMessage(step["observation"])]
+
+    return [str(m.content) for m in episode.turns("key", steps, step_turns)]
+
+
+def test_a_history_sharing_its_first_steps_with_a_kept_one_builds_only_the_rest() -> None:
+    episode, built = EpisodeTurns(), list[int]()
+    steps = [_step(k) for k in range(10)]
+    whole = _turns_counted(episode, steps, built)
+    assert built == list(range(1, 11))
+    changed = [*steps[:6], _step(6, "other"), *steps[7:]]
+    built.clear()
+    assert _turns_counted(episode, changed, built) == _turns_counted(EpisodeTurns(), changed, [])
+    assert built == [7, 8, 9, 10]  # from the first step that differs
+    built.clear()
+    assert _turns_counted(episode, [*steps, _step(10)], built)[:20] == whole
+    assert built == [11]  # both histories are kept: the first one is extended
+
+
+def test_a_step_is_cleared_to_the_same_object_each_time() -> None:
+    history = [_step(k) for k in range(12)]
+    plan = fitting.Plan(cleared=5)
+    first, again = fitting.fitted_history(history, plan), fitting.fitted_history(history, plan)
+    assert all(a is b for a, b in zip(first, again, strict=True))
+    assert first[0] is not history[0] and first[0]["observation"].startswith("[cleared")
+    assert first[5] is history[5]
+    dropped = fitting.Plan(cleared=5, dropped=3)
+    assert (
+        fitting.fitted_history(history, dropped)[0] is fitting.fitted_history(history, dropped)[0]
+    )
+
+
+def test_the_clearable_steps_of_a_longer_history_are_looked_at_from_where_it_grew(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    looked: list[str] = []
+    clearable = fitting._clearable
+
+    def counted(action: str, observation: str) -> bool:
+        looked.append(action)
+        return clearable(action, observation)
+
+    monkeypatch.setattr(fitting, "_clearable", counted)
+    history = [_step(k, "short." if k % 3 == 0 else None) for k in range(40)]
+    assert fitting.clearable_steps(history[:30]) == [k for k in range(30) if k % 3]
+    looked.clear()
+    assert fitting.clearable_steps(history) == [k for k in range(40) if k % 3]
+    assert looked == [f"Search[P{k}]" for k in range(30, 40)]
+    edited = [*history[:10], _step(10, "short."), *history[11:]]  # another history: looked at whole
+    assert fitting.clearable_steps(edited) == [k for k in range(40) if k % 3 and k != 10]
+
+
+def _run(spy: SpyModel, steps: int, **settings: Any) -> dict[str, Any]:
+    graph = build_graph(InMemorySaver(), model=spy, wiki=MemorySource(MANY_PAGES))
+    context = Context(max_steps=steps, repetition_limit=steps, **settings)
+    return graph.invoke({"question": "Which topic comes first?"}, thread(), context=context)
+
+
+def test_once_the_window_is_full_each_steps_turns_are_built_about_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    built = [0]
+    step_turns = react._step_turns
+
+    def counted(*args: Any) -> Any:
+        built[0] += 1
+        return step_turns(*args)
+
+    monkeypatch.setattr(react, "_step_turns", counted)
+    steps = 300
+    model = SpyModel(outputs=distinct_steps(steps), context_window=7000, max_tokens=50)
+    out = _run(model, steps)
+    cleared = [u["cleared"] for u in out["usage"]]
+    assert out["status"] == "finished" and cleared[100] == 0 and cleared[-1] > 0
+    # Each step's turns are built once for the whole prompt, and a fitted prompt's again
+    # only from its first changed step when its plan changes (about once in ten fitted steps
+    # here: 1,814 builds); not every fitted prompt (three a step) from its first step (40,814).
+    assert built[0] <= 8 * steps
