@@ -24,8 +24,8 @@ from itertools import islice
 
 from langchain_core.messages import BaseMessage
 
-MESSAGES_KEPT = 50_000
-"""Messages whose count a `MessageCounts` keeps (over five times a 4,800-step prompt's); past
+MESSAGES_KEPT = 20_000
+"""Messages whose count a `MessageCounts` keeps (twice a 4,800-step prompt's); past
 that the oldest half is forgotten (counted again when next seen)."""
 
 PROMPTS_KEPT = 8
