@@ -228,17 +228,30 @@ class CompactSqliteSaver(BaseCheckpointSaver[Any]):
 
     @contextmanager
     def cursor(self, transaction: bool = True) -> Iterator[sqlite3.Cursor]:
-        """Return a cursor under the saver's lock (tables set up); commit at the end if `transaction`."""
+        """Return a cursor under the saver's lock (tables set up); commit at the end if `transaction`.
+
+        A block that raises is rolled back (with `transaction`), so a call that fails midway
+        (`delete_thread` after its first table) leaves nothing of itself. What the shared
+        connection held uncommitted before the block is committed first: not the block's to
+        roll back.
+        """
         with self.lock:
             self.setup()
+            if transaction and self.conn.in_transaction:
+                self.conn.commit()
             cur = self.conn.cursor()
             try:
                 yield cur
-            finally:
+            except BaseException:
+                if transaction:
+                    self.conn.rollback()
+                raise
+            else:
                 if transaction:
                     self.conn.commit()
                     if self.on_commit is not None:
                         self.on_commit()
+            finally:
                 cur.close()
 
     @contextmanager
