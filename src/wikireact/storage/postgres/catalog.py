@@ -14,9 +14,10 @@ from wikireact.storage.thread_info import (
 )
 
 TABLES = (*layout.TABLES, "wikireact_threads")
-_SIZES = (
-    "SELECT thread_id, count(*) AS n, sum(pg_column_size(checkpoint) "
-    "+ pg_column_size(metadata)) AS size FROM checkpoints GROUP BY thread_id",
+_SIZES = (  # every stored column: the packed layout's `packed` too (NULL in a stock row)
+    "SELECT thread_id, count(*) AS n, sum(coalesce(pg_column_size(checkpoint), 0) "
+    "+ coalesce(pg_column_size(metadata), 0) + coalesce(pg_column_size(packed), 0)) AS size "
+    "FROM checkpoints GROUP BY thread_id",
     "SELECT thread_id, 0 AS n, sum(pg_column_size(blob)) AS size FROM checkpoint_blobs "
     "GROUP BY thread_id",
     "SELECT thread_id, 0 AS n, sum(pg_column_size(blob)) AS size FROM checkpoint_writes "
