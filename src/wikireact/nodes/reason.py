@@ -123,12 +123,14 @@ def fitted_step_prompt(
         kept_exemplars = exemplars[: max(len(exemplars) - plan.trimmed, 0)]
         kept_lessons = lessons[max(plan.trimmed - len(exemplars), 0) :]
         if tools:
-            return build_tool_messages(
+            messages = build_tool_messages(
                 question, shown, context.method, kept_exemplars, context.task, kept_lessons
-            ) + list(after)
-        return build_prompt(
-            variant, question, shown, context.method, kept_exemplars, context.task, kept_lessons
-        ) + list(after)
+            )
+        else:
+            messages = build_prompt(
+                variant, question, shown, context.method, kept_exemplars, context.task, kept_lessons
+            )
+        return messages + list(after) if after else messages  # a long prompt: no copy for none
 
     fitted = fit_prompt(
         build,
@@ -139,6 +141,8 @@ def fitted_step_prompt(
         keep_latest=context.keep_observations,
         cleared_before=_cleared_before(state),
     )
+    if not after:
+        return fitted
     return replace(fitted, messages=fitted.messages[: len(fitted.messages) - len(after)])
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import operator
 import threading
+from array import array
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
@@ -35,7 +36,7 @@ class _Built:
 
     steps: list[Step]
     turns: tuple[BaseMessage, ...]
-    ends: list[int]
+    ends: array[int]
 
 
 class EpisodeTurns:
@@ -77,8 +78,12 @@ class EpisodeTurns:
                 if old is not new:
                     break
                 done += 1
-        turns = list(base.turns[: base.ends[done - 1]]) if base is not None and done else []
-        ends = base.ends[:done] if base is not None else []
+        turns: list[BaseMessage] = []
+        ends = array("q")  # not a container the garbage collector goes over
+        if base is not None and done:
+            whole = done == len(base.steps)
+            turns = list(base.turns) if whole else list(base.turns[: base.ends[done - 1]])
+            ends = array("q", base.ends) if whole else base.ends[:done]
         for number, step in enumerate(steps[done:], start=done + 1):
             turns += step_turns(number, step)
             ends.append(len(turns))
