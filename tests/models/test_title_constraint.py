@@ -178,6 +178,16 @@ def test_a_title_the_model_gives_under_one_percent_is_not_forced_on_it() -> None
     assert _choose(grammar, text, {x: 0.9, paris: 0.05}) == paris
 
 
+def test_a_model_unsure_of_its_own_spelling_stays_held_to_the_titles() -> None:
+    """A model that prefers no token much (the tiny test model, or a real one unsure) means no
+    other title: it is held to the snapshot's, as before."""
+    check, tokens = _check()
+    search, paris, x = tokens["Action 1: Search["], tokens["Paris"], tokens["x"]
+    grammar, text = _titles_only(check), list[int]()
+    _choose(grammar, text, {search: 0.99})
+    assert _choose(grammar, text, {x: 0.3, tokens["é"]: 0.3, paris: 0.005}) == paris
+
+
 def test_the_titles_a_miss_suggests_are_never_let_go_of() -> None:
     check, tokens = _check(suggested=("Paris Hilton",))
     search, x = tokens["Action 1: Search["], tokens["x"]

@@ -14,10 +14,11 @@ rails still hold (a Search may not start like a title searched already, unless s
 a title that starts so is not reachable either, so the two never disagree into a dead end.
 
 A title the model does not mean is worse than a miss: held to the titles, "World Cup" became
-`Search[World's fair]` and "Apple" `Search[Ancestral Puebloans]`. So when nothing is suggested
-and the model gives every token that continues a title less than `LET_GO_BELOW` (1%), the
-check lets go of the rest of that argument: the model spells the title it means, the Search
-misses, and the next Search prefers the miss's `Similar:` titles (it never lets go of those).
+`Search[World's fair]` and "Apple" `Search[Ancestral Puebloans]`. So when nothing is suggested,
+the model gives its own next token more than `MEANT_ABOVE` (50%) and every token that
+continues a title less than `LET_GO_BELOW` (1%), the check lets go of the rest of that
+argument: the model spells the title it means, the Search misses, and the next Search prefers
+the miss's `Similar:` titles (it never lets go of those). An unsure model stays held.
 """
 
 from __future__ import annotations
@@ -42,6 +43,8 @@ SUGGESTED, ANY_TITLE = 0, 1
 """How a token continues the Search argument: along a `Similar:` title, or along another title."""
 LET_GO_BELOW = math.log(0.01)
 """The log-probability under which a token that continues a title is one the model does not mean."""
+MEANT_ABOVE = math.log(0.5)
+"""The log-probability over which the model's own (refused) token is one it means."""
 
 
 class TitleCheck:
@@ -131,12 +134,18 @@ class TitleGrammar(LazyGrammar):
     def _best_allowed(self, scores: npt.NDArray[np.single]) -> int:
         """Return the most likely token both allow, unless the model does not mean that title.
 
-        When nothing is suggested and the model gives the best token that continues a title
-        less than `LET_GO_BELOW`, the check lets go of the argument and the grammar alone
-        chooses (the Search will miss, and its `Similar:` titles come next).
+        When nothing is suggested, the model gives its own token more than `MEANT_ABOVE`
+        and the best token that continues a title less than `LET_GO_BELOW`, the check lets
+        go of the argument and the grammar alone chooses (the Search will miss, and its
+        `Similar:` titles come next). An unsure model is still held to the titles.
         """
         best = self._best_title_token(scores)
-        if self._check.may_let_go and _log_probability(scores, best) < LET_GO_BELOW:
+        preferred = int(np.argmax(scores))
+        if (
+            self._check.may_let_go
+            and _log_probability(scores, preferred) > MEANT_ABOVE
+            and _log_probability(scores, best) < LET_GO_BELOW
+        ):
             self._check.let_go()
             return super()._best_allowed(scores)
         return best
