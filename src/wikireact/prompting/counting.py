@@ -16,13 +16,13 @@ is not a sum over messages and is not wrapped.
 
 from __future__ import annotations
 
-import operator
 import threading
-from collections import deque
 from collections.abc import Callable, Sequence
 from itertools import islice
 
 from langchain_core.messages import BaseMessage
+
+from wikireact.prompting.recent_lists import RecentLists
 
 MESSAGES_KEPT = 20_000
 """Messages whose count a `MessageCounts` keeps (twice a 4,800-step prompt's); past
@@ -45,7 +45,7 @@ class MessageCounts:
         self._counts: dict[int, int] = {}
         self._kept: dict[int, BaseMessage] = {}
         """The messages counted, held so that no other object takes their `id` meanwhile."""
-        self._recent: deque[tuple[list[BaseMessage], int]] = deque(maxlen=PROMPTS_KEPT)
+        self._recent: RecentLists[BaseMessage, int] = RecentLists(PROMPTS_KEPT)
 
     def __call__(self, messages: Sequence[BaseMessage]) -> int:
         """Return the sum of the messages' counts (each message counted the first time seen).
@@ -53,17 +53,10 @@ class MessageCounts:
         A prompt that extends one of the last few counted (the same objects first) costs only
         that check and its new messages' lookups.
         """
-        with self._lock:
-            recent = list(self._recent)
-        total = None
-        for before, counted in reversed(recent):  # the latest first
-            if len(before) <= len(messages) and all(map(operator.is_, before, messages)):
-                total = counted + self._sum(messages[len(before) :])
-                break
-        if total is None:
-            total = self._sum(messages)
-        with self._lock:
-            self._recent.append((list(messages), total))
+        found = self._recent.extended(messages)
+        done, counted = found if found is not None else (0, 0)
+        total = counted + self._sum(messages[done:])
+        self._recent.remember(messages, total)
         return total
 
     def _sum(self, messages: Sequence[BaseMessage]) -> int:

@@ -30,9 +30,7 @@ prompt near its start and have all of it read again, step after step.
 from __future__ import annotations
 
 import functools
-import operator
 import threading
-from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import islice
@@ -42,6 +40,7 @@ from langchain_core.messages import BaseMessage
 from wikireact.context import DEFAULT_KEEP_OBSERVATIONS
 from wikireact.errors import ContextExhaustedError
 from wikireact.prompting.budget import ContextBudget
+from wikireact.prompting.recent_lists import RecentLists
 from wikireact.state import Step
 from wikireact.wiki.sentences import split_sentences
 
@@ -55,9 +54,8 @@ step, over the same earlier observations."""
 _CLEARED_STEPS: dict[int, tuple[Step, Step]] = {}
 """By a step's id: the step and its cleared form (`_cleared_step`)."""
 _CLEARED_LOCK = threading.Lock()
-_CLEARABLE: deque[tuple[list[Step], list[int]]] = deque(maxlen=8)
+_CLEARABLE: RecentLists[Step, list[int]] = RecentLists(8)
 """The last histories `clearable_steps` was asked about, with its answers."""
-_CLEARABLE_LOCK = threading.Lock()
 
 Builder = Callable[["Plan"], list[BaseMessage]]
 """Builds the prompt a `Plan` describes."""
@@ -228,20 +226,14 @@ def clearable_steps(history: Sequence[Step]) -> list[int]:
     A history that extends one of the last few asked about (the very same step objects
     first: the next step of a fitted episode) is looked at only from where that one ended.
     """
-    with _CLEARABLE_LOCK:
-        recent = list(_CLEARABLE)
-    done, found = 0, []
-    for before, indices in reversed(recent):
-        if len(before) <= len(history) and all(map(operator.is_, before, history)):
-            done, found = len(before), indices
-            break
-    out = found + [
+    found = _CLEARABLE.extended(history)
+    done, known = found if found is not None else (0, [])
+    out = known + [
         i
         for i, step in enumerate(history[done:], start=done)
         if step["observation"] and _clearable(step["action"], step["observation"])
     ]
-    with _CLEARABLE_LOCK:
-        _CLEARABLE.append((list(history), out))
+    _CLEARABLE.remember(history, out)
     return list(out)
 
 

@@ -67,7 +67,7 @@ def _asked(turns: list[Turn]) -> tuple[str, str]:
     users = [t["content"] for t in turns if t["role"] == "user"]
     if not users:
         return "", ""
-    head, label, rest = users[-1].rpartition("Question:")
+    _, label, rest = users[-1].rpartition("Question:")
     if not label:
         return "", ""
     line, _, after = rest.strip().partition("\n")

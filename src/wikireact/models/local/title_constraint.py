@@ -140,12 +140,11 @@ class TitleGrammar(LazyGrammar):
         `Similar:` titles come next). An unsure model is still held to the titles.
         """
         best = self._best_title_token(scores)
-        preferred = int(np.argmax(scores))
-        if (
-            self._check.may_let_go
-            and _log_probability(scores, preferred) > MEANT_ABOVE
-            and _log_probability(scores, best) < LET_GO_BELOW
-        ):
+        if not self._check.may_let_go:
+            return best
+        top = float(np.max(scores))  # the preferred token's logit
+        log_total = top + math.log(float(np.sum(np.exp(scores - top))))
+        if top - log_total > MEANT_ABOVE and float(scores[best]) - log_total < LET_GO_BELOW:
             self._check.let_go()
             return super()._best_allowed(scores)
         return best
@@ -170,12 +169,6 @@ class TitleGrammar(LazyGrammar):
             if best is not None:
                 return best
         raise RuntimeError("the grammar and the snapshot's titles allow no token")
-
-
-def _log_probability(scores: npt.NDArray[np.single], token: int) -> float:
-    """Return the log-probability the logits `scores` give `token`."""
-    top = float(np.max(scores))
-    return float(scores[token]) - top - math.log(float(np.sum(np.exp(scores - top))))
 
 
 def title_check(client: Any, snapshot: str | None, form: Mapping[str, Any]) -> TitleCheck | None:
