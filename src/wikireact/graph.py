@@ -27,6 +27,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import START
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
+from typing_extensions import TypedDict
 
 from wikireact.context import Context
 from wikireact.episode.admission import REOPENED_THROUGH_START, check_question
@@ -36,7 +37,7 @@ from wikireact.episode.resources import Resources
 from wikireact.episode.stored_context import can_continue, settle
 from wikireact.nodes import act, observe, parse, reason
 from wikireact.prompting.exemplars import EpisodeExemplar
-from wikireact.state import InputState, OutputState, State
+from wikireact.state import CurrentStep, InputState, OutputState, State, Status
 from wikireact.wiki.base import WikiSource
 
 OUTPUT_KEYS = tuple(OutputState.__annotations__)
@@ -52,12 +53,30 @@ def route_start(state: State, runtime: Runtime[Context]) -> Literal["reason", "_
     return "reason" if can_continue(state, settings) else "__end__"
 
 
-def route_after_reason(state: State) -> Literal["parse", "__end__"]:
+class StatusView(TypedDict, total=False):
+    """What `route_after_reason` and `route_after_observe` read: the status.
+
+    A router's first parameter's type is the state it is given (LangGraph reads only these
+    channels, with the node's writes applied), so a router of a long episode does not get
+    its trajectory, usage and audit lists rebuilt with the node's writes every step
+    (bench/step_length.py).
+    """
+
+    status: Status
+
+
+class CurrentView(TypedDict, total=False):
+    """What `route_after_parse` reads: the step in progress."""
+
+    current: CurrentStep
+
+
+def route_after_reason(state: StatusView) -> Literal["parse", "__end__"]:
     """Parse the reply; end the run when the prompt could not fit the context window (no reply)."""
     return "__end__" if state.get("status") == "context_exhausted" else "parse"
 
 
-def route_after_parse(state: State) -> Literal["act", "observe"]:
+def route_after_parse(state: CurrentView) -> Literal["act", "observe"]:
     """Execute only a valid Search/Lookup that is not a repeat (parse left its kind open)."""
     current = state.get("current") or {}
     if current.get("action") is None or current.get("kind") is not None:
@@ -65,7 +84,7 @@ def route_after_parse(state: State) -> Literal["act", "observe"]:
     return "act"
 
 
-def route_after_observe(state: State) -> Literal["reason", "__end__"]:
+def route_after_observe(state: StatusView) -> Literal["reason", "__end__"]:
     """Loop while the episode is running; stop when it has ended for any reason."""
     return "reason" if state.get("status") == "running" else "__end__"
 

@@ -2,9 +2,10 @@
 
 Channels that grow (`trajectory`, `usage`, `proposals`) or hold large text that
 changes rarely or is copied into the history (`page_sentences`, `current`) are
-`DeltaChannel`s: a checkpointer stores each write once and rebuilds
+delta channels (`SharedDeltaChannel`): a checkpointer stores each write once and rebuilds
 the value by replaying writes, instead of re-storing it in every checkpoint (see
-bench/checkpoint_growth.py). Readers see ordinary values.
+bench/checkpoint_growth.py), and a router's copy of the state shares their values instead of
+copying them. Readers see ordinary values.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Annotated, Any, Literal
 from langgraph.channels import DeltaChannel
 from langgraph.managed import RemainingSteps
 from pydantic import ConfigDict, with_config
-from typing_extensions import NotRequired, TypedDict
+from typing_extensions import NotRequired, Self, TypedDict
 
 from wikireact.protocols.citations import Citation, ShownSentence
 from wikireact.protocols.text import ActionName
@@ -99,6 +100,27 @@ def append_step_numbers(
         for key, numbers in batch.items():
             out[key] = [*out.get(key, []), *numbers]
     return out
+
+
+class SharedDeltaChannel(DeltaChannel):
+    """A `DeltaChannel` for a reducer that never changes its input in place: copies share the value.
+
+    LangGraph copies every channel each time a conditional edge reads the state
+    (`langgraph.pregel._algo.local_read`), and `DeltaChannel.copy` copies the value: a long
+    episode's trajectory, usage and audit lists were copied three times a step, and the young
+    copies lengthened each of Python's garbage collections (bench/step_length.py). The
+    reducers above return a new value and never change the one they are given, so a copy can
+    share it: an update replaces the copy's value, and nothing changes a value in place.
+    """
+
+    __slots__ = ()
+
+    def copy(self) -> Self:
+        """Return a copy holding the same value object (O(1), not a copy of a long list)."""
+        new = self.__class__(self.reducer, self.typ, snapshot_frequency=self.snapshot_frequency)
+        new.key = self.key
+        new.value = self.value
+        return new
 
 
 class ActionDict(TypedDict):
@@ -281,15 +303,15 @@ class OutputState(TypedDict):
     steps: int
     """Steps completed so far."""
     trajectory: Annotated[
-        list[Step], DeltaChannel(append_items, snapshot_frequency=FULL_VALUE_EVERY)
+        list[Step], SharedDeltaChannel(append_items, snapshot_frequency=FULL_VALUE_EVERY)
     ]
     """The completed steps: thought, action, observation, kind, raw model text."""
     usage: Annotated[
-        list[StepUsage], DeltaChannel(append_items, snapshot_frequency=FULL_VALUE_EVERY)
+        list[StepUsage], SharedDeltaChannel(append_items, snapshot_frequency=FULL_VALUE_EVERY)
     ]
     """Per step: model tokens in and out, and requests to the Wikipedia source."""
     audit: Annotated[
-        list[AuditRecord], DeltaChannel(append_items, snapshot_frequency=FULL_VALUE_EVERY)
+        list[AuditRecord], SharedDeltaChannel(append_items, snapshot_frequency=FULL_VALUE_EVERY)
     ]
     """One record of facts per step (see `AuditRecord`); `wikireact history THREAD --json`."""
     model_calls: int
@@ -323,7 +345,7 @@ class State(EpisodeInput, OutputState, total=False):
     page_title: str | None
     """Title of the page opened by the last successful Search; None before or after a miss."""
     page_sentences: Annotated[
-        list[str], DeltaChannel(last_write, snapshot_frequency=FULL_VALUE_EVERY)
+        list[str], SharedDeltaChannel(last_write, snapshot_frequency=FULL_VALUE_EVERY)
     ]
     """All sentences of the current page (Lookup reads them)."""
     lookup_cursors: dict[str, int]
@@ -331,13 +353,16 @@ class State(EpisodeInput, OutputState, total=False):
     page_key: str | None
     """The state key of the Search that opened the current page (a Search naming it again is a repeat)."""
     proposals: Annotated[
-        dict[str, list[int]], DeltaChannel(append_step_numbers, snapshot_frequency=FULL_VALUE_EVERY)
+        dict[str, list[int]],
+        SharedDeltaChannel(append_step_numbers, snapshot_frequency=FULL_VALUE_EVERY),
     ]
     """Per action-in-environment-state key, the steps that proposed it (executed, then repeats)."""
-    current: Annotated[CurrentStep, DeltaChannel(merge_dicts, snapshot_frequency=FULL_VALUE_EVERY)]
+    current: Annotated[
+        CurrentStep, SharedDeltaChannel(merge_dicts, snapshot_frequency=FULL_VALUE_EVERY)
+    ]
     """The step in progress: the model's text, the parsed action, the observation (write partial dicts)."""
     pages_read: Annotated[
-        list[str], DeltaChannel(append_items, snapshot_frequency=FULL_VALUE_EVERY)
+        list[str], SharedDeltaChannel(append_items, snapshot_frequency=FULL_VALUE_EVERY)
     ]
     """Titles of the pages the episode's Searches opened (as the source resolved them), once each."""
     context: dict[str, Any]

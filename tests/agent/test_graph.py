@@ -8,9 +8,8 @@ import pytest
 from support import GOOD_RUN, PAGES, QUESTION, SpyModel, thread
 
 from wikireact import Context, MemorySource, ScriptedChatModel, build_graph
-from wikireact.graph import route_after_observe, route_after_parse
+from wikireact.graph import CurrentView, StatusView, route_after_observe, route_after_parse
 from wikireact.models.scripted import ScriptOutput
-from wikireact.state import State
 
 
 def run(wiki: MemorySource, outputs: list[ScriptOutput], **context: Any) -> dict[str, Any]:
@@ -170,7 +169,7 @@ def test_empty_question_is_rejected(wiki: MemorySource) -> None:
     ],
 )
 def test_route_after_parse(state: dict, expected: str) -> None:
-    assert route_after_parse(cast(State, state)) == expected  # only the keys the router reads
+    assert route_after_parse(cast(CurrentView, state)) == expected  # only the keys the router reads
 
 
 @pytest.mark.parametrize(
@@ -183,9 +182,7 @@ def test_route_after_parse(state: dict, expected: str) -> None:
     ],
 )
 def test_route_after_observe(status: str, expected: str) -> None:
-    assert (
-        route_after_observe(cast(State, {"status": status})) == expected
-    )  # only the key the router reads
+    assert route_after_observe(cast(StatusView, {"status": status})) == expected
 
 
 def test_prompt_fences_observations_as_untrusted() -> None:

@@ -22,7 +22,7 @@ from wikireact.models.scripted import ScriptOutput
 from wikireact.prompting.react import build_messages
 from wikireact.prompting.small_model import build_messages as small_model_messages
 from wikireact.prompting.tools import build_tool_messages
-from wikireact.state import Step
+from wikireact.state import SharedDeltaChannel, Step
 from wikireact.storage.sqlite.threads import SqliteThreads
 
 WIKI = MemorySource(MANY_PAGES)
@@ -92,6 +92,38 @@ def test_checkpoint_bytes_per_step_do_not_grow_with_the_episode(tmp_path: Path) 
         per_step.append(file_bytes(tmp_path / f"{steps}.db") / steps)
     # Runs vary by up to ~6% (compressed sizes); before the fix 800 steps cost 1.21x of 100.
     assert per_step[1] < 1.12 * per_step[0], per_step
+
+
+def test_routers_do_not_rebuild_the_growing_lists(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A step appends to the trajectory, usage and audit once each: the routers after its nodes
+    read what they route on, not copies of those lists rebuilt with the node's writes."""
+    rebuilt: dict[str, int] = {}
+    copied: list[bool] = []
+    update, copy_channel = SharedDeltaChannel.update, SharedDeltaChannel.copy
+
+    def counted_update(channel: SharedDeltaChannel, values: Any) -> bool:
+        if values:
+            rebuilt[channel.key] = rebuilt.get(channel.key, 0) + 1
+        return update(channel, values)
+
+    def checked_copy(channel: SharedDeltaChannel) -> SharedDeltaChannel:
+        new = copy_channel(channel)
+        copied.append(new.value is channel.value)
+        return new
+
+    monkeypatch.setattr(SharedDeltaChannel, "update", counted_update)
+    monkeypatch.setattr(SharedDeltaChannel, "copy", checked_copy)
+    steps = 12
+    graph = build_graph(model=ScriptedChatModel(outputs=distinct_steps(steps)), wiki=WIKI)
+    out = graph.invoke({"question": "q"}, context=Context(max_steps=steps))
+    assert out["steps"] == steps and len(out["trajectory"]) == steps
+    once_a_step = steps + 1  # and once when the episode starts them empty
+    assert {key: rebuilt[key] for key in ("trajectory", "usage", "audit")} == {
+        "trajectory": once_a_step,
+        "usage": once_a_step,
+        "audit": once_a_step,
+    }
+    assert copied and all(copied)  # a conditional edge's copy of a channel shares its value
 
 
 def test_an_episode_longer_than_langgraphs_default_recursion_limit_runs_to_its_budget() -> None:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from langgraph.channels import DeltaChannel
 from langgraph.managed import RemainingSteps
 from typing_extensions import NotRequired, TypedDict
 
@@ -25,6 +24,7 @@ from wikireact.state import (
     FULL_VALUE_EVERY,
     AuditRecord,
     OutputState,
+    SharedDeltaChannel,
     Status,
     Step,
     StepUsage,
@@ -141,10 +141,12 @@ class LatsInput(TypedDict):
 class LatsOutput(OutputState):
     """ReAct's output over the whole search, plus the tree and why the search stopped."""
 
-    tree: Annotated[list[TreeNode], DeltaChannel(append_items, snapshot_frequency=FULL_VALUE_EVERY)]
+    tree: Annotated[
+        list[TreeNode], SharedDeltaChannel(append_items, snapshot_frequency=FULL_VALUE_EVERY)
+    ]
     """Every node of the search tree (node 0: the root, the question alone)."""
     stats: Annotated[
-        dict[str, NodeStats], DeltaChannel(merge_dicts, snapshot_frequency=FULL_VALUE_EVERY)
+        dict[str, NodeStats], SharedDeltaChannel(merge_dicts, snapshot_frequency=FULL_VALUE_EVERY)
     ]
     """Per node id (as text): value, visits, reward, verdict, reflection."""
     model_calls: int
@@ -166,7 +168,7 @@ class LatsState(LatsInput, LatsOutput, total=False):
     acted: int
     """How many of them have become children."""
     reflections: Annotated[
-        list[str], DeltaChannel(append_items, snapshot_frequency=FULL_VALUE_EVERY)
+        list[str], SharedDeltaChannel(append_items, snapshot_frequency=FULL_VALUE_EVERY)
     ]
     """Lessons written after failed terminals (shown to later expansion and value prompts)."""
     context: dict[str, Any]

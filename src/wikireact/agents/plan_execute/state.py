@@ -12,7 +12,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
-from langgraph.channels import DeltaChannel
 from langgraph.managed import RemainingSteps
 from typing_extensions import NotRequired, TypedDict
 
@@ -23,6 +22,7 @@ from wikireact.state import (
     DESCRIBED,
     FULL_VALUE_EVERY,
     AuditRecord,
+    SharedDeltaChannel,
     Status,
     Step,
     StepUsage,
@@ -126,15 +126,15 @@ class PlanOutput(TypedDict):
     steps: int
     """ReAct steps taken by all sub-goals (the budget `Context.max_steps` counts these)."""
     trajectory: Annotated[
-        list[PlanStep], DeltaChannel(append_items, snapshot_frequency=FULL_VALUE_EVERY)
+        list[PlanStep], SharedDeltaChannel(append_items, snapshot_frequency=FULL_VALUE_EVERY)
     ]
     """Every sub-goal's steps, in order."""
     usage: Annotated[
-        list[PlanUsage], DeltaChannel(append_items, snapshot_frequency=FULL_VALUE_EVERY)
+        list[PlanUsage], SharedDeltaChannel(append_items, snapshot_frequency=FULL_VALUE_EVERY)
     ]
     """One entry per model call (planning calls and steps): tokens and Wikipedia requests."""
     audit: Annotated[
-        list[PlanAuditRecord], DeltaChannel(append_items, snapshot_frequency=FULL_VALUE_EVERY)
+        list[PlanAuditRecord], SharedDeltaChannel(append_items, snapshot_frequency=FULL_VALUE_EVERY)
     ]
     """One record per step, numbered in the whole episode (see `AuditRecord`)."""
     model_calls: int
@@ -142,11 +142,11 @@ class PlanOutput(TypedDict):
     plan: list[str]
     """The sub-goals still to run, the next one first."""
     subgoals: Annotated[
-        list[SubgoalResult], DeltaChannel(append_items, snapshot_frequency=FULL_VALUE_EVERY)
+        list[SubgoalResult], SharedDeltaChannel(append_items, snapshot_frequency=FULL_VALUE_EVERY)
     ]
     """The result of each sub-goal run so far."""
     plans: Annotated[
-        list[PlanRecord], DeltaChannel(append_items, snapshot_frequency=FULL_VALUE_EVERY)
+        list[PlanRecord], SharedDeltaChannel(append_items, snapshot_frequency=FULL_VALUE_EVERY)
     ]
     """Every planner and replanner reply, as read."""
     citations: list[Citation]

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from langgraph.channels import DeltaChannel
 from langgraph.managed import RemainingSteps
 from typing_extensions import NotRequired, TypedDict
 
@@ -19,6 +18,7 @@ from wikireact.state import (
     FULL_VALUE_EVERY,
     AuditRecord,
     OutputState,
+    SharedDeltaChannel,
     Status,
     Step,
     StepUsage,
@@ -107,7 +107,9 @@ class ReflexionInput(TypedDict):
 class ReflexionOutput(OutputState):
     """ReAct's output summed over the trials (answer and status: the last trial's), plus the trials."""
 
-    trials: Annotated[list[Trial], DeltaChannel(append_items, snapshot_frequency=FULL_VALUE_EVERY)]
+    trials: Annotated[
+        list[Trial], SharedDeltaChannel(append_items, snapshot_frequency=FULL_VALUE_EVERY)
+    ]
     """Every trial: lessons shown, trajectory, answer, status, verdict, reflection."""
     model_calls: int
     """Model calls of the whole run: every step, self-check and reflection."""

@@ -13,7 +13,6 @@ from __future__ import annotations
 import operator
 from typing import Annotated, Any
 
-from langgraph.channels import DeltaChannel
 from langgraph.managed import RemainingSteps
 from typing_extensions import NotRequired, TypedDict
 
@@ -24,6 +23,7 @@ from wikireact.state import (
     Approval,
     InputState,
     OutputState,
+    SharedDeltaChannel,
     StepKind,
     merge_dicts,
 )
@@ -103,7 +103,7 @@ class RewooOutput(OutputState):
 
     plan: list[PlannedStep]
     """The plan being run (the last one the planner wrote)."""
-    evidence: Annotated[dict[str, str], DeltaChannel(merge_dicts)]
+    evidence: Annotated[dict[str, str], SharedDeltaChannel(merge_dicts)]
     """Per evidence name (`#E1`), what its step found, capped like an observation."""
     model_calls: Annotated[int, operator.add]
     """Model calls so far: planner, LLM steps and solver (2 when the plan has no LLM step)."""
@@ -117,7 +117,7 @@ class RewooState(InputState, RewooOutput, total=False):
     plan_error: str | None
     """Why the last plan was invalid (shown to the planner when it plans again)."""
     results: Annotated[
-        dict[str, StepResult], DeltaChannel(merge_dicts, snapshot_frequency=FULL_VALUE_EVERY)
+        dict[str, StepResult], SharedDeltaChannel(merge_dicts, snapshot_frequency=FULL_VALUE_EVERY)
     ]
     """Per evidence name, the result of its step (workers write them; the scheduler records them)."""
     recorded: list[int]
