@@ -26,6 +26,7 @@ from wikireact import Context, MemorySource, build_graph
 from wikireact.models.context_window import APPROXIMATE_TOKENS
 from wikireact.prompting import fitting, react
 from wikireact.prompting.counting import MessageCounts
+from wikireact.prompting.recent_lists import starts_with
 from wikireact.prompting.turns import EpisodeTurns
 from wikireact.state import Step
 
@@ -97,6 +98,15 @@ def test_a_history_sharing_its_first_steps_with_a_kept_one_builds_only_the_rest(
     built.clear()
     assert _turns_counted(episode, [*steps, _step(10)], built)[:20] == whole
     assert built == [11]  # both histories are kept: the first one is extended
+
+
+def test_a_list_starts_with_the_same_or_equal_items_and_nothing_else() -> None:
+    steps = [_step(k) for k in range(5)]
+    assert starts_with([*steps, _step(5)], steps)
+    assert starts_with(tuple(steps), steps)  # a prompt's turns are a tuple
+    assert starts_with([_step(k) for k in range(5)], steps)  # equal steps: a resumed run's
+    assert not starts_with(steps[:4], steps)
+    assert not starts_with([*steps[:2], _step(2, "edited"), *steps[3:]], steps)
 
 
 def test_a_step_is_cleared_to_the_same_object_each_time() -> None:

@@ -4,15 +4,14 @@ The prompt of step N holds the turns of the N-1 steps before it, so building it 
 history each time costs the square of the episode's length over an episode. Within a run
 LangGraph hands `reason` the same step objects every time (the trajectory only grows), so
 `EpisodeTurns` keeps the turns built for an episode's last prompts and, when the next
-history continues one (the very same step objects, checked one by one), builds only the
-new steps' turns; a history that shares only its first steps with one (a fitted prompt
+history continues one (the same step objects: `wikireact.prompting.recent_lists.starts_with`),
+builds only the new steps' turns; a history that shares only its first steps with one (a fitted prompt
 whose plan changed, `wikireact.prompting.fitting`) reuses those steps' turns. Any other
 history (a resumed run, a fork, an edited step) is built in full.
 """
 
 from __future__ import annotations
 
-import operator
 import threading
 from array import array
 from collections import OrderedDict
@@ -21,6 +20,7 @@ from dataclasses import dataclass
 
 from langchain_core.messages import BaseMessage
 
+from wikireact.prompting.recent_lists import starts_with
 from wikireact.state import Step
 
 EPISODES_KEPT = 64
@@ -69,7 +69,7 @@ class EpisodeTurns:
             kept = list(self._kept.get(episode, ()))
         base, done = None, 0
         for built in reversed(kept):  # a history `steps` continues whole: the common case
-            if len(built.steps) <= len(steps) and all(map(operator.is_, built.steps, steps)):
+            if starts_with(steps, built.steps):
                 base, done = built, len(built.steps)
                 break
         if base is None and kept:  # else the latest one, as far as it matches
