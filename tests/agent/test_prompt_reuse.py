@@ -168,3 +168,11 @@ def test_once_the_window_is_full_each_steps_turns_are_built_about_once(
     # only from its first changed step when its plan changes (about once in ten fitted steps
     # here: 1,814 builds); not every fitted prompt (three a step) from its first step (40,814).
     assert built[0] <= 8 * steps
+
+
+def test_a_prompt_counted_again_is_not_kept_twice() -> None:
+    counts = _counting([])
+    prompt: list[BaseMessage] = [HumanMessage(f"m{k}") for k in range(6)]
+    assert counts(prompt) == counts(list(prompt)) == 6
+    kept = list(counts._recent._recent)
+    assert len(kept) == 1 and kept[0][0] is not prompt  # one copy, not one a count

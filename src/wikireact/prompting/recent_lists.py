@@ -51,6 +51,16 @@ class RecentLists(Generic[Item, Value]):
         return None
 
     def remember(self, items: Sequence[Item], value: Value) -> None:
-        """Keep a copy of `items` with its `value` (the oldest kept goes)."""
+        """Keep a copy of `items` with its `value` (the oldest kept goes).
+
+        A list the latest kept one already equals is not copied again (a step's prompt is
+        counted twice, for fitting and by the model): each copy of a long prompt is a young
+        list every garbage collection goes over until it is old.
+        """
         with self._lock:
+            if self._recent:
+                latest, _ = self._recent[-1]
+                if len(latest) == len(items) and starts_with(items, latest):
+                    self._recent[-1] = (latest, value)
+                    return
             self._recent.append((list(items), value))
