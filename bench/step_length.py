@@ -27,8 +27,10 @@ prompt on each call (`_format_for_tracing`, `_normalize_messages`), as the scrip
 does to count tokens and as a real model does to read them. Building the prompt is
 wikireact's own code and stays in: each step's messages are built once, and a prompt
 extends the previous one (`wikireact.prompting.turns`); what is left grows with the
-prompt's length only as list copies do, and counting the prompt's tokens for the context
-window (the default model's 131,072 tokens, full from about step 4,650 of the longest
+episode only as appending to lists never changed in place does (a new trajectory, usage and
+audit list a step, the prompt and the copies kept to recognise the next one), with Python's
+young-generation collections going over those new lists, and counting the prompt's tokens for
+the context window (the default model's 131,072 tokens, full from about step 4,650 of the longest
 episode, which is then fitted every step: `wikireact.prompting.fitting`).
 """
 
