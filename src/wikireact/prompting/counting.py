@@ -53,11 +53,9 @@ class MessageCounts:
         A prompt that extends one of the last few counted (the same objects first) costs only
         that check and its new messages' lookups.
         """
-        found = self._recent.extended(messages)
-        done, counted = found if found is not None else (0, 0)
-        total = counted + self._sum(messages[done:])
-        self._recent.remember(messages, total)
-        return total
+        return self._recent.value(
+            messages, 0, lambda counted, done: counted + self._sum(messages[done:])
+        )
 
     def _sum(self, messages: Sequence[BaseMessage]) -> int:
         """Return the sum of the messages' counts, looked up by identity (counted when not found)."""

@@ -226,14 +226,18 @@ def clearable_steps(history: Sequence[Step]) -> list[int]:
     A history that extends one of the last few asked about (the very same step objects
     first: the next step of a fitted episode) is looked at only from where that one ended.
     """
-    found = _CLEARABLE.extended(history)
-    done, known = found if found is not None else (0, [])
-    out = known + [
-        i
-        for i, step in enumerate(history[done:], start=done)
-        if step["observation"] and _clearable(step["action"], step["observation"])
-    ]
-    _CLEARABLE.remember(history, out)
+    out = _CLEARABLE.value(
+        history,
+        [],
+        lambda known, done: (
+            known
+            + [
+                i
+                for i, step in enumerate(history[done:], start=done)
+                if step["observation"] and _clearable(step["action"], step["observation"])
+            ]
+        ),
+    )
     return list(out)
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import threading
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Generic, TypeVar
 
 Item = TypeVar("Item")
@@ -51,16 +51,26 @@ class RecentLists(Generic[Item, Value]):
         return None
 
     def remember(self, items: Sequence[Item], value: Value) -> None:
-        """Keep a copy of `items` with its `value` (the oldest kept goes).
+        """Keep a copy of `items` with its `value` (the oldest kept goes)."""
+        with self._lock:
+            self._recent.append((list(items), value))
 
-        A list the latest kept one already equals is not copied again (a step's prompt is
-        counted twice, for fitting and by the model): each copy of a long prompt is a young
+    def value(
+        self, items: Sequence[Item], empty: Value, extend: Callable[[Value, int], Value]
+    ) -> Value:
+        """Return `items`' value, extended from the latest kept list it starts with, and keep it.
+
+        That is `extend(value, done)`: the kept list's value and length (`empty` and 0 when
+        none starts it).
+
+        A list a kept one already equals is neither computed nor copied again (a step's prompt
+        is counted twice, for fitting and by the model): each copy of a long prompt is a young
         list every garbage collection goes over until it is old.
         """
-        with self._lock:
-            if self._recent:
-                latest, _ = self._recent[-1]
-                if len(latest) == len(items) and starts_with(items, latest):
-                    self._recent[-1] = (latest, value)
-                    return
-            self._recent.append((list(items), value))
+        found = self.extended(items)
+        done, known = found if found is not None else (0, empty)
+        if found is not None and done == len(items):
+            return known
+        out = extend(known, done)
+        self.remember(items, out)
+        return out
