@@ -201,6 +201,9 @@ def test_a_prompt_is_built_from_its_own_history_after_an_edit_or_fork(build: Any
     def fresh(history: list[Step]) -> Any:  # new step objects: nothing to extend
         return build("q", copy.deepcopy(history), "react")
 
+    steps[4] = Step(**{**steps[1], "kind": "repeat", "observation": "(repeated)"})
     forked = [*steps[:2], Step(**{**steps[2], "observation": "edited"}), *steps[3:]]
-    for history in (steps[:3], steps[:5], forked, steps[:2], steps, steps[:4]):
+    # the small model's prompt shows a repeat with the result of the step it repeats
+    repeated_edited = [steps[0], Step(**{**steps[1], "observation": "edited"}), *steps[2:]]
+    for history in (steps[:3], steps[:5], forked, steps[:2], steps, steps[:4], repeated_edited):
         assert build("q", history, "react") == fresh(history)

@@ -86,18 +86,22 @@ def _turns_counted(episode: EpisodeTurns, steps: Sequence[Step], built: list[int
     return [str(m.content) for m in episode.turns("key", steps, step_turns)]
 
 
-def test_a_history_sharing_its_first_steps_with_a_kept_one_builds_only_the_rest() -> None:
+def test_a_history_differing_from_a_kept_one_in_some_steps_builds_only_those() -> None:
     episode, built = EpisodeTurns(), list[int]()
     steps = [_step(k) for k in range(10)]
     whole = _turns_counted(episode, steps, built)
     assert built == list(range(1, 11))
-    changed = [*steps[:6], _step(6, "other"), *steps[7:]]
+    changed = [*steps[:6], _step(6, "other"), *steps[7:]]  # a fitted prompt: one step cleared
     built.clear()
     assert _turns_counted(episode, changed, built) == _turns_counted(EpisodeTurns(), changed, [])
-    assert built == [7, 8, 9, 10]  # from the first step that differs
+    assert built == [7]  # the steps after it are the same steps at the same place
     built.clear()
     assert _turns_counted(episode, [*steps, _step(10)], built)[:20] == whole
     assert built == [11]  # both histories are kept: the first one is extended
+    more = [*steps[:2], _step(2, "other"), *steps[3:], _step(10), _step(11)]  # an equal step 11
+    built.clear()
+    assert _turns_counted(episode, more, built) == _turns_counted(EpisodeTurns(), more, [])
+    assert built == [3, 12]  # from the kept history it differs from least (not `changed`)
 
 
 def test_a_list_starts_with_the_same_or_equal_items_and_nothing_else() -> None:
@@ -165,9 +169,9 @@ def test_once_the_window_is_full_each_steps_turns_are_built_about_once(
     cleared = [u["cleared"] for u in out["usage"]]
     assert out["status"] == "finished" and cleared[100] == 0 and cleared[-1] > 0
     # Each step's turns are built once for the whole prompt, and a fitted prompt's again
-    # only from its first changed step when its plan changes (about once in ten fitted steps
-    # here: 1,814 builds); not every fitted prompt (three a step) from its first step (40,814).
-    assert built[0] <= 8 * steps
+    # only for the steps its plan changes (784 builds here); not from its first changed step
+    # on (1,814), nor every fitted prompt (three a step) from its first step (40,814).
+    assert built[0] <= 3 * steps
 
 
 def test_a_prompt_counted_again_is_not_kept_twice() -> None:

@@ -148,7 +148,9 @@ def _episode_turns(
 
     return [
         HumanMessage(asked),
-        *EPISODE_TURNS.turns(("small", question, method, task), steps, step_turns),
+        *EPISODE_TURNS.turns(
+            ("small", question, method, task), steps, step_turns, self_contained=False
+        ),
     ]
 
 

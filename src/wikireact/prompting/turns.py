@@ -5,9 +5,10 @@ history each time costs the square of the episode's length over an episode. With
 LangGraph hands `reason` the same step objects every time (the trajectory only grows), so
 `EpisodeTurns` keeps the turns built for an episode's last prompts and, when the next
 history continues one (the same step objects: `wikireact.prompting.recent_lists.starts_with`),
-builds only the new steps' turns; a history that shares only its first steps with one (a fitted prompt
-whose plan changed, `wikireact.prompting.fitting`) reuses those steps' turns. Any other
-history (a resumed run, a fork, an edited step) is built in full.
+builds only the new steps' turns. A history that differs from a kept one in some steps (a
+fitted prompt whose plan changed, `wikireact.prompting.fitting`: a block of early observations
+newly cleared) builds only those steps' turns and reuses the rest. A history whose first step
+is another object (a resumed run, a fork) is built in full.
 """
 
 from __future__ import annotations
@@ -54,43 +55,32 @@ class EpisodeTurns:
         key: Hashable,
         steps: Sequence[Step],
         step_turns: Callable[[int, Step], Sequence[BaseMessage]],
+        *,
+        self_contained: bool = True,
     ) -> tuple[BaseMessage, ...]:
         """Return the turns of `steps` (`step_turns(number, step)` each, numbered from 1).
 
         `key` names the prompt's form (protocol, question, method); an episode is told apart
-        by its first step object, which the kept entries hold on to. The turns of the longest
-        run of leading steps a kept history shares with `steps` (the very same objects) are
-        reused; only the steps after it are built.
+        by its first step object, which the kept entries hold on to. When `steps` continues a
+        kept history, only the steps after it are built; otherwise the turns of every step a
+        kept history has at the same place (the same or an equal step) are reused.
+        `self_contained=False`: a step's turns depend on the steps before it too (the small
+        model's prompt shows a repeated action's earlier result), so only those before the
+        first differing step are reused.
         """
         if not steps:
             return ()
         episode = (key, id(steps[0]))
         with self._lock:
             kept = list(self._kept.get(episode, ()))
-        base, done = None, 0
-        for built in reversed(kept):  # a history `steps` continues whole: the common case
-            if starts_with(steps, built.steps):
-                base, done = built, len(built.steps)
-                break
-        if base is None and kept:  # else the latest one, as far as it matches
-            base = kept[-1]
-            for old, new in zip(base.steps, steps, strict=False):
-                if old is not new:
-                    break
-                done += 1
-        turns: list[BaseMessage] = []
-        ends = array("q")  # not a container the garbage collector goes over
-        if base is not None and done:
-            whole = done == len(base.steps)
-            turns = list(base.turns) if whole else list(base.turns[: base.ends[done - 1]])
-            ends = array("q", base.ends) if whole else base.ends[:done]
-        for number, step in enumerate(steps[done:], start=done + 1):
-            turns += step_turns(number, step)
-            ends.append(len(turns))
-        built = _Built(list(steps), tuple(turns), ends)
+        base = next((built for built in reversed(kept) if starts_with(steps, built.steps)), None)
+        if base is not None:  # a kept history `steps` continues whole: the common case
+            built = _extended(base, steps, step_turns)
+        else:
+            built = _rebuilt(kept, steps, step_turns, self_contained)
         with self._lock:
             entries = self._kept.setdefault(episode, [])
-            if base is not None and done == len(base.steps):  # extended: the longer one replaces it
+            if base is not None:  # extended: the longer one replaces it
                 entries[:] = [entry for entry in entries if entry is not base]
             entries.append(built)
             del entries[: -self.histories]
@@ -98,6 +88,65 @@ class EpisodeTurns:
             while len(self._kept) > self.capacity:
                 self._kept.popitem(last=False)
         return built.turns
+
+
+def _extended(
+    base: _Built, steps: Sequence[Step], step_turns: Callable[[int, Step], Sequence[BaseMessage]]
+) -> _Built:
+    """Return `base` extended by the steps of `steps` after it (`steps` starts with its steps)."""
+    done, turns, ends = len(base.steps), list[BaseMessage](), array("q", base.ends)
+    for number, step in enumerate(steps[done:], start=done + 1):
+        turns += step_turns(number, step)
+        ends.append(len(base.turns) + len(turns))
+    return _Built(list(steps), base.turns + tuple(turns), ends)
+
+
+def _rebuilt(
+    kept: Sequence[_Built],
+    steps: Sequence[Step],
+    step_turns: Callable[[int, Step], Sequence[BaseMessage]],
+    self_contained: bool,
+) -> _Built:
+    """Return the turns of `steps`, reusing a kept history's for each step it has at the same place.
+
+    A self-contained step's turns depend only on the step and its number, so a step that is
+    the same object (or an equal one) at the same place has the same turns. The kept history
+    with the most such steps lends its turns; only the other steps are built (a fitted prompt
+    whose plan changed: the newly cleared observations, however early they are).
+    """
+    same: list[bool] = []
+    base = None
+    for built in kept:
+        shared = [old is new or old == new for old, new in zip(built.steps, steps, strict=False)]
+        if not self_contained:  # reusable only up to the first step that differs
+            del shared[_next_false(shared, 0) :]
+        if sum(shared) > sum(same):
+            base, same = built, shared
+    turns: list[BaseMessage] = []
+    ends = array("q")  # not a container the garbage collector goes over
+    number = 0
+    while number < len(steps):
+        if number < len(same) and same[number] and base is not None:
+            stop = _next_false(same, number)
+            first = base.ends[number - 1] if number else 0
+            shift = len(turns) - first
+            turns += base.turns[first : base.ends[stop - 1]]
+            run = base.ends[number:stop]
+            ends += run if not shift else array("q", (end + shift for end in run))
+            number = stop
+        else:
+            turns += step_turns(number + 1, steps[number])
+            ends.append(len(turns))
+            number += 1
+    return _Built(list(steps), tuple(turns), ends)
+
+
+def _next_false(flags: list[bool], start: int) -> int:
+    """Return the index of the first False in `flags` from `start` on (`len(flags)`: none)."""
+    try:
+        return flags.index(False, start)
+    except ValueError:
+        return len(flags)
 
 
 EPISODE_TURNS = EpisodeTurns()
