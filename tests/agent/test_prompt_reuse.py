@@ -7,6 +7,7 @@ count from scratch gives.
 
 from __future__ import annotations
 
+import tracemalloc
 from collections.abc import Sequence
 from typing import Any
 
@@ -26,7 +27,7 @@ from wikireact import Context, MemorySource, build_graph
 from wikireact.models.context_window import APPROXIMATE_TOKENS
 from wikireact.prompting import fitting, react
 from wikireact.prompting.counting import MessageCounts
-from wikireact.prompting.recent_lists import starts_with
+from wikireact.prompting.recent_lists import PIECE, KeptList, RecentLists
 from wikireact.prompting.turns import EpisodeTurns
 from wikireact.state import Step
 
@@ -104,13 +105,36 @@ def test_a_history_differing_from_a_kept_one_in_some_steps_builds_only_those() -
     assert built == [3, 12]  # from the kept history it differs from least (not `changed`)
 
 
-def test_a_list_starts_with_the_same_or_equal_items_and_nothing_else() -> None:
-    steps = [_step(k) for k in range(5)]
-    assert starts_with([*steps, _step(5)], steps)
-    assert starts_with(tuple(steps), steps)  # a prompt's turns are a tuple
-    assert starts_with([_step(k) for k in range(5)], steps)  # equal steps: a resumed run's
-    assert not starts_with(steps[:4], steps)
-    assert not starts_with([*steps[:2], _step(2, "edited"), *steps[3:]], steps)
+@pytest.mark.parametrize("length", [5, PIECE, 3 * PIECE + 7])
+def test_a_list_starts_with_the_same_or_equal_items_and_nothing_else(length: int) -> None:
+    steps = [_step(k) for k in range(length)]
+    for kept in (KeptList(steps), KeptList(steps[:3]).plus(steps[3:])):
+        assert list(kept) == steps and len(kept) == length
+        assert kept.starts([*steps, _step(length)])
+        assert kept.starts(tuple(steps))
+        assert kept.starts([_step(k) for k in range(length)])  # equal steps: a resumed run's
+        assert not kept.starts(steps[:-1])
+        edited = [*steps[:-3], _step(length - 3, "edited"), *steps[-2:]]
+        assert not kept.starts(edited)
+        assert kept.slice(2, 4) == steps[2:4]
+
+
+def test_keeping_a_list_that_extends_a_kept_one_costs_its_new_items_not_its_length() -> None:
+    """Each step keeps its prompt and history to recognise the next; a whole copy a step of a
+    4,800-step episode's lists cost copying, freeing and garbage-collecting them every step."""
+    recent: RecentLists[int, int] = RecentLists(4)
+    items = list(range(50_000))
+    assert recent.value(items, 0, lambda known, done: known + len(items) - done) == 50_000
+    longer = [*items, 7, 8]
+    tracemalloc.start()
+    try:
+        assert recent.value(longer, 0, lambda known, done: known + len(longer) - done) == 50_002
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 40_000  # a copy of `longer` alone: 400,016 bytes
+    assert recent.value([*items[:9_000], -1, *items[9_001:]], 0, lambda known, done: -done) == 0
+    assert recent.value(tuple(longer), 0, lambda known, done: -1) == 50_002
 
 
 def test_a_step_is_cleared_to_the_same_object_each_time() -> None:

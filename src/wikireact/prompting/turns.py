@@ -4,7 +4,7 @@ The prompt of step N holds the turns of the N-1 steps before it, so building it 
 history each time costs the square of the episode's length over an episode. Within a run
 LangGraph hands `reason` the same step objects every time (the trajectory only grows), so
 `EpisodeTurns` keeps the turns built for an episode's last prompts and, when the next
-history continues one (the same step objects: `wikireact.prompting.recent_lists.starts_with`),
+history continues one (the same step objects: `wikireact.prompting.recent_lists.KeptList`),
 builds only the new steps' turns. A history that differs from a kept one in some steps (a
 fitted prompt whose plan changed, `wikireact.prompting.fitting`: a block of early observations
 newly cleared) builds only those steps' turns and reuses the rest. A history whose first step
@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from langchain_core.messages import BaseMessage
 
-from wikireact.prompting.recent_lists import starts_with
+from wikireact.prompting.recent_lists import KeptList
 from wikireact.state import Step
 
 EPISODES_KEPT = 64
@@ -33,10 +33,14 @@ HISTORIES_KEPT = 4
 
 @dataclass(frozen=True, eq=False)
 class _Built:
-    """A history's turns as built: its steps, their turns, and where each step's turns end."""
+    """A history's turns as built: its steps, their turns, and where each step's turns end.
 
-    steps: list[Step]
-    turns: tuple[BaseMessage, ...]
+    Kept as `KeptList`s: the next step's history shares their pieces (a whole copy a step of a
+    long episode's steps and turns cost copying, freeing and garbage-collecting them).
+    """
+
+    steps: KeptList[Step]
+    turns: KeptList[BaseMessage]
     ends: array[int]
 
 
@@ -57,8 +61,8 @@ class EpisodeTurns:
         step_turns: Callable[[int, Step], Sequence[BaseMessage]],
         *,
         self_contained: bool = True,
-    ) -> tuple[BaseMessage, ...]:
-        """Return the turns of `steps` (`step_turns(number, step)` each, numbered from 1).
+    ) -> KeptList[BaseMessage]:
+        """Return the turns of `steps` (`step_turns(number, step)` each, numbered from 1), in order.
 
         `key` names the prompt's form (protocol, question, method); an episode is told apart
         by its first step object, which the kept entries hold on to. When `steps` continues a
@@ -69,11 +73,11 @@ class EpisodeTurns:
         first differing step are reused.
         """
         if not steps:
-            return ()
+            return KeptList()
         episode = (key, id(steps[0]))
         with self._lock:
             kept = list(self._kept.get(episode, ()))
-        base = next((built for built in reversed(kept) if starts_with(steps, built.steps)), None)
+        base = next((built for built in reversed(kept) if built.steps.starts(steps)), None)
         if base is not None:  # a kept history `steps` continues whole: the common case
             built = _extended(base, steps, step_turns)
         else:
@@ -98,7 +102,7 @@ def _extended(
     for number, step in enumerate(steps[done:], start=done + 1):
         turns += step_turns(number, step)
         ends.append(len(base.turns) + len(turns))
-    return _Built(list(steps), base.turns + tuple(turns), ends)
+    return _Built(base.steps.plus(steps[done:]), base.turns.plus(turns), ends)
 
 
 def _rebuilt(
@@ -122,6 +126,7 @@ def _rebuilt(
             del shared[_next_false(shared, 0) :]
         if sum(shared) > sum(same):
             base, same = built, shared
+    lent = list(base.turns) if base is not None else []
     turns: list[BaseMessage] = []
     ends = array("q")  # not a container the garbage collector goes over
     number = 0
@@ -130,7 +135,7 @@ def _rebuilt(
             stop = _next_false(same, number)
             first = base.ends[number - 1] if number else 0
             shift = len(turns) - first
-            turns += base.turns[first : base.ends[stop - 1]]
+            turns += lent[first : base.ends[stop - 1]]
             run = base.ends[number:stop]
             ends += run if not shift else array("q", (end + shift for end in run))
             number = stop
@@ -138,7 +143,7 @@ def _rebuilt(
             turns += step_turns(number + 1, steps[number])
             ends.append(len(turns))
             number += 1
-    return _Built(list(steps), tuple(turns), ends)
+    return _Built(KeptList(steps), KeptList(turns), ends)
 
 
 def _next_false(flags: list[bool], start: int) -> int:
