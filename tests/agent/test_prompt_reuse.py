@@ -137,6 +137,33 @@ def test_keeping_a_list_that_extends_a_kept_one_costs_its_new_items_not_its_leng
     assert recent.value(tuple(longer), 0, lambda known, done: -1) == 50_002
 
 
+class _Equal:
+    """An item equal to any other by value, counting the comparisons that needed `__eq__`."""
+
+    compared = 0
+
+    def __init__(self, value: int) -> None:
+        self.value = value
+
+    def __eq__(self, other: object) -> bool:
+        _Equal.compared += 1
+        return isinstance(other, _Equal) and other.value == self.value
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def test_a_list_matched_by_value_is_kept_as_its_own_objects() -> None:
+    """A resumed run's rebuilt steps and messages equal the kept ones without being them: once
+    matched by value, the next step's list is recognised by identity again, not by value."""
+    recent: RecentLists[_Equal, int] = RecentLists(4)
+    recent.value([_Equal(k) for k in range(1_000)], 0, lambda known, done: 1)
+    rebuilt = [_Equal(k) for k in range(1_001)]
+    assert recent.value(rebuilt, 0, lambda known, done: known + 1) == 2
+    _Equal.compared = 0
+    assert recent.value([*rebuilt, _Equal(5)], 0, lambda known, done: known + 1) == 3
+    assert _Equal.compared == 0
+
+
 def test_a_step_is_cleared_to_the_same_object_each_time() -> None:
     history = [_step(k) for k in range(12)]
     plan = fitting.Plan(cleared=5)

@@ -60,6 +60,25 @@ class KeptList(Generic[Item]):
         out._append(more)
         return out
 
+    def renewed(self, items: Sequence[Item]) -> KeptList[Item]:
+        """Return a kept copy of `items`, a list this one `starts`, sharing the pieces it can.
+
+        A full piece is shared when its first and last items are the very objects `items` has
+        there; a piece matched only by value (a resumed run's rebuilt steps and messages) is
+        copied from `items`, so that the next list is recognised by identity again, in C,
+        instead of by each item's `__eq__` from then on.
+        """
+        out: KeptList[Item] = KeptList()
+        for piece in self._pieces:
+            at = out._length
+            if len(piece) < PIECE:
+                break
+            same = piece[0] is items[at] and piece[-1] is items[at + PIECE - 1]
+            out._pieces.append(piece if same else _as_list(items[at : at + PIECE]))
+            out._length += PIECE
+        out._append(items[out._length :])
+        return out
+
     def _append(self, items: Sequence[Item]) -> None:
         for at in range(0, len(items), PIECE):
             self._pieces.append(_as_list(items[at : at + PIECE]))
@@ -109,8 +128,8 @@ class RecentLists(Generic[Item, Value]):
     def remember(
         self, items: Sequence[Item], value: Value, extends: KeptList[Item] | None = None
     ) -> None:
-        """Keep `items` with its `value` (the oldest kept goes); `extends`: a kept list it starts with."""
-        kept = KeptList(items) if extends is None else extends.plus(items[len(extends) :])
+        """Keep `items` with its `value` (the oldest kept goes); `extends`: a kept list it starts."""
+        kept = KeptList(items) if extends is None else extends.renewed(items)
         with self._lock:
             self._recent.append((kept, value))
 

@@ -102,7 +102,7 @@ def _extended(
     for number, step in enumerate(steps[done:], start=done + 1):
         turns += step_turns(number, step)
         ends.append(len(base.turns) + len(turns))
-    return _Built(base.steps.plus(steps[done:]), base.turns.plus(turns), ends)
+    return _Built(base.steps.renewed(steps), base.turns.plus(turns), ends)
 
 
 def _rebuilt(
