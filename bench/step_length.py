@@ -28,8 +28,9 @@ does to count tokens and as a real model does to read them. Building the prompt 
 wikireact's own code and stays in: each step's messages are built once, and a prompt
 extends the previous one (`wikireact.prompting.turns`); what is left grows with the
 episode only as appending to lists never changed in place does (a new trajectory, usage and
-audit list a step, the prompt and the copies kept to recognise the next one), with Python's
-young-generation collections going over those new lists, and counting the prompt's tokens for
+audit list and proposals record a step, and the prompt; what is kept to recognise the next
+prompt shares pieces with the previous step's: `wikireact.prompting.recent_lists.KeptList`),
+with Python's young-generation collections going over those new lists, and counting the prompt's tokens for
 the context window (the default model's 131,072 tokens, full from about step 4,650 of the longest
 episode, which is then fitted every step: `wikireact.prompting.fitting`).
 """
