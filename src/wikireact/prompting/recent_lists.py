@@ -23,7 +23,7 @@ from __future__ import annotations
 import threading
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
-from itertools import chain, islice
+from itertools import chain
 from typing import Generic, TypeVar
 
 Item = TypeVar("Item")
@@ -94,10 +94,6 @@ class KeptList(Generic[Item]):
                 return False
             at += len(piece)
         return True
-
-    def slice(self, start: int, stop: int) -> list[Item]:
-        """Return the items from `start` to `stop` (as `list(self)[start:stop]`)."""
-        return list(islice(self, start, stop))
 
     def __len__(self) -> int:
         """Return the number of items."""
