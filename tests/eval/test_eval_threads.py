@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -182,3 +183,55 @@ def test_an_eval_refuses_in_one_line_a_thread_another_process_runs(
         holder.close()
     ids = [json.loads(x)["id"] for x in (out / "trajectories.jsonl").read_text().splitlines()]
     assert "q1" in ids and "q2" not in ids  # q2 never ran; --resume continues from there
+
+
+def test_ctrl_c_while_a_question_is_submitted_closes_the_store_only_after_it_ends(
+    tmp_path: Path, files: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Ctrl-C can land while `submit` starts the worker thread (Thread.start waits for it):
+    # the question was already handed over, but its future was never returned. The store was
+    # then closed at once, under the running question (a segfault in CI: a checkpoint written
+    # through a closed SQLite connection). The store must close only once that question ends.
+    import wikireact.eval.harness as harness
+
+    dataset, snapshot = files
+    model = GatedModel(outputs=EVAL_SCRIPT)
+    events: list[str] = []
+    start = threading.Thread.start
+
+    def interrupted_start(self: threading.Thread) -> None:
+        start(self)
+        if self.name.startswith("wikireact-eval-") and not events:
+            assert model.entered.wait(60)  # the question is inside its first model call
+            events.append("ctrl-c")
+            raise KeyboardInterrupt
+
+    def ended(*args: Any) -> Any:
+        try:
+            return run_method(*args)
+        finally:
+            events.append("question ended")
+
+    close = SqliteThreads.close
+
+    def spied_close(self: SqliteThreads) -> None:
+        events.append("store closed")
+        close(self)
+
+    run_method = harness.run_method
+    monkeypatch.setattr(threading.Thread, "start", interrupted_start)
+    monkeypatch.setattr(harness, "run_method", ended)
+    monkeypatch.setattr(SqliteThreads, "close", spied_close)
+    with pytest.raises(KeyboardInterrupt):
+        run_eval(
+            eval_config(dataset, snapshot, concurrency=1),
+            tmp_path / "ev",
+            model=model,
+            wiki=SnapshotSource.open(snapshot),
+        )
+    assert events == ["ctrl-c"]  # the question still runs: the store stays open
+    model.gate.set()
+    deadline = time.monotonic() + 60
+    while "store closed" not in events and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert events == ["ctrl-c", "question ended", "store closed"]

@@ -443,14 +443,14 @@ def _run_questions(
     todo: list[tuple[Item, int]],
     records_path: Path,
     on_record: Callable[[dict[str, Any]], None] | None,
-    futures: list[Future[None]],
+    pool: DaemonPool,
 ) -> None:
-    """Run `todo` concurrently (their futures go into `futures`), appending each record as it comes.
+    """Run `todo` on `pool`'s threads, appending each record as it comes.
 
     If a question fails, queued questions are cancelled, and the failure is raised once the
     questions already running have ended (their steps and records saved). On Ctrl-C it is
-    raised at once and those run on in the background (`_close_after` closes the store and
-    the model cache after them).
+    raised at once and those run on in the background (the caller shuts `pool` down, and
+    `_close_after` closes the store and the model cache after `pool.unfinished()`).
     """
     config = prepared.config
     method_settings = prepared.method_settings(store.saver)
@@ -482,23 +482,19 @@ def _run_questions(
             if on_record:
                 on_record(record)
 
-        pool = DaemonPool(config.concurrency)
-        try:
-            futures.extend(pool.submit(one, item, seed) for item, seed in todo)
-            finished, _ = wait(futures, return_when=FIRST_EXCEPTION)
-            failed = [f for f in finished if f.exception() is not None]
-            if failed:
-                pool.shutdown(cancel_futures=True)
-                # Nothing works in `out` once this raises (a --resume may follow). Futures the
-                # shutdown cancelled never count as done for `wait`: leave them out.
-                wait([f for f in futures if not f.cancelled()])
-                raise failed[0].exception()  # type: ignore[misc]
-        finally:
+        futures = [pool.submit(one, item, seed) for item, seed in todo]
+        finished, _ = wait(futures, return_when=FIRST_EXCEPTION)
+        failed = [f for f in finished if f.exception() is not None]
+        if failed:
+            # Nothing works in `out` once this raises (a --resume may follow): wait for the
+            # questions running (the shutdown cancelled the others).
             pool.shutdown(cancel_futures=True)
+            wait(pool.unfinished())
+            raise failed[0].exception()  # type: ignore[misc]
 
 
-def _close_after(store: SqliteThreads, model: BaseChatModel, futures: list[Future[None]]) -> None:
-    """Close `store` and `model`'s stack now if no future is running, else once they have ended."""
+def _close_after(store: SqliteThreads, model: BaseChatModel, running: list[Future[Any]]) -> None:
+    """Close `store` and `model`'s stack now if no call in `running` is unfinished, else once they end."""
 
     def close() -> None:
         try:
@@ -506,7 +502,7 @@ def _close_after(store: SqliteThreads, model: BaseChatModel, futures: list[Futur
         finally:
             close_stack(model)
 
-    running = [f for f in futures if not f.done()]
+    running = [f for f in running if not f.done()]
     if not running:
         close()
         return
@@ -537,7 +533,7 @@ def run_in_directory(
     except BaseException:
         close_stack(chat_model)
         raise
-    futures: list[Future[None]] = []
+    pool = DaemonPool(config.concurrency)
     records_path = out / RECORDS
     try:
         done = read_records(records_path)
@@ -550,9 +546,12 @@ def run_in_directory(
         if on_start:
             on_start(len(items) * config.seeds, len(items) * config.seeds - len(todo))
         _ensure_line_start(records_path)
-        _run_questions(prepared, store, todo, records_path, on_record, futures)
+        _run_questions(prepared, store, todo, records_path, on_record, pool)
     finally:
-        _close_after(store, chat_model, futures)
+        # Ctrl-C may land anywhere, even inside `submit`: the pool knows every question it
+        # was given, and once shut down its unfinished ones are those running on the store.
+        pool.shutdown(cancel_futures=True)
+        _close_after(store, chat_model, pool.unfinished())
     wanted = {(item.id, seed) for seed in range(config.seeds) for item in items}
     records = [r for key, r in read_records(records_path).items() if key in wanted]
     report: dict[str, Any] = {

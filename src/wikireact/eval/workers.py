@@ -6,6 +6,11 @@ model). The evaluation's questions are checkpointed after every step and resumed
 `--resume`, so waiting buys nothing: `DaemonPool` runs them on daemon threads, and Ctrl-C
 ends the command as any error does (finally blocks and atexit handlers run), leaving the
 questions in flight where their last checkpoint left them.
+
+Ctrl-C can land anywhere in `submit`, e.g. while `Thread.start` waits for the new thread: the
+call may already be queued or running though its future never reached the caller. The pool
+therefore keeps every future it made; after `shutdown(cancel_futures=True)`, `unfinished()`
+is exactly the calls still running, which whoever closes their resources must wait for.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ class DaemonPool:
         self._workers, self._name = max(workers, 1), name
         self._lock = threading.Lock()
         self._closed = False
+        self._futures: list[Future[Any]] = []
 
     def submit(self, fn: Callable[..., T], *args: Any) -> Future[T]:
         """Queue `fn(*args)`; return its future."""
@@ -37,6 +43,7 @@ class DaemonPool:
         with self._lock:
             if self._closed:
                 raise RuntimeError("cannot submit to a pool that was shut down")
+            self._futures.append(future)  # first: an interrupt after it leaves no call unknown
             self._jobs.put((future, fn, args))
             if len(self._threads) < self._workers:
                 thread = threading.Thread(
@@ -47,18 +54,19 @@ class DaemonPool:
         return future
 
     def shutdown(self, *, cancel_futures: bool = False) -> None:
-        """Take no more calls (cancelling queued ones if asked); running ones go on, unwaited."""
+        """Take no more calls (cancelling those not yet running if asked); running ones go on, unwaited."""
         with self._lock:
             self._closed = True
-            while cancel_futures:
-                try:
-                    job = self._jobs.get_nowait()
-                except queue.Empty:
-                    break
-                if job is not None:
-                    job[0].cancel()
+            if cancel_futures:  # a worker skips a cancelled call it takes from the queue
+                for future in self._futures:
+                    future.cancel()  # no-op for a call already running or done
             for _ in self._threads:
                 self._jobs.put(None)  # one stop mark per thread
+
+    def unfinished(self) -> list[Future[Any]]:
+        """Return the futures of calls not done (after `shutdown(cancel_futures=True)`: those running)."""
+        with self._lock:
+            return [future for future in self._futures if not future.done()]
 
     def _work(self) -> None:
         while (job := self._jobs.get()) is not None:
