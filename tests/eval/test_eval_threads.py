@@ -8,8 +8,10 @@ shared run (PostgreSQL).
 
 from __future__ import annotations
 
+import _thread
 import json
 import sqlite3
+import sys
 import threading
 import time
 from pathlib import Path
@@ -235,3 +237,48 @@ def test_ctrl_c_while_a_question_is_submitted_closes_the_store_only_after_it_end
     while "store closed" not in events and time.monotonic() < deadline:
         time.sleep(0.01)
     assert events == ["ctrl-c", "question ended", "store closed"]
+
+
+def _main_thread_waits_on_futures() -> bool:
+    """Whether the main thread is blocked inside `concurrent.futures.wait`."""
+    frame = sys._current_frames().get(threading.main_thread().ident or 0)
+    while frame is not None:
+        if frame.f_code.co_name == "wait" and "concurrent" in frame.f_code.co_filename:
+            return True
+        frame = frame.f_back
+    return False
+
+
+def test_ctrl_c_that_lands_just_before_the_wait_for_questions_still_ends_the_eval(
+    tmp_path: Path, files: tuple[Path, Path]
+) -> None:
+    # A signal handled in the instant before the main thread blocks on the questions' futures
+    # never wakes it: a wait without a timeout sleeps until a question ends, and a held model's
+    # never does (1 in ~200 Ctrl-Cs under load hung the CI test until it timed out).
+    # `interrupt_main` is that instant: the handler runs at the next bytecode, no syscall is
+    # interrupted.
+    dataset, snapshot = files
+    model = GatedModel(outputs=EVAL_SCRIPT)
+    interrupted_at: list[float] = []
+
+    def interrupt_once_waiting() -> None:
+        assert model.entered.wait(60)
+        deadline = time.monotonic() + 60
+        while not _main_thread_waits_on_futures() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        interrupted_at.append(time.monotonic())
+        _thread.interrupt_main()
+        time.sleep(10)  # the old code slept on until the question ended
+        model.gate.set()
+
+    threading.Thread(target=interrupt_once_waiting, daemon=True).start()
+    with pytest.raises(KeyboardInterrupt):
+        run_eval(
+            eval_config(dataset, snapshot, concurrency=1),
+            tmp_path / "ev",
+            model=model,
+            wiki=SnapshotSource.open(snapshot),
+        )
+    assert not model.gate.is_set(), "Ctrl-C was seen only after the held question ended"
+    assert time.monotonic() - interrupted_at[0] < 5
+    model.gate.set()

@@ -272,6 +272,63 @@ def test_three_workers_one_killed_then_resumed(tmp_path: Path, pg_url: str) -> N
 
 
 @pytest.mark.slow
+def test_ctrl_c_stops_a_shared_worker_and_another_continues_its_question(
+    tmp_path: Path, pg_url: str
+) -> None:
+    # Ctrl-C used to leave a shared worker running: the main thread's KeyboardInterrupt
+    # waited (in the executor's exit) for the worker threads, which went on claiming
+    # questions until the run was complete, and a held question kept it alive for ever.
+    dataset, snapshot = write_files(tmp_path, 4)
+    slow = tmp_path / "slow.json"
+    go_on = tmp_path / "go-on"
+    slow.write_text(json.dumps({"outputs": SCRIPT, "hold_after": 7, "hold_until": str(go_on)}))
+    env = {**os.environ, "COLUMNS": "200"}
+    common = ("--db", pg_url, "--run", "shared", "--concurrency", "1")
+    worker = subprocess.Popen(
+        _eval_args(dataset, snapshot, slow, tmp_path / "w", *common),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        deadline = time.monotonic() + WAIT_LIMIT_S
+        while _records_in(pg_url, "shared") < 1 and time.monotonic() < deadline:
+            time.sleep(0.05)  # q0 done; q1 is held in its third model call
+        worker.send_signal(signal.SIGINT)
+        _, stderr = worker.communicate(timeout=WAIT_LIMIT_S)
+    finally:
+        worker.kill()
+    assert worker.returncode == 130, stderr
+    assert "--resume" in " ".join(stderr.split()) and "Traceback" not in stderr
+    assert _records_in(pg_url, "shared") == 1  # no question was claimed after Ctrl-C
+    go_on.touch()
+    resumed = subprocess.run(  # the interrupted worker's claim died with it
+        _eval_args(dataset, snapshot, slow, tmp_path / "w2", *common),
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=WAIT_LIMIT_S,
+    )
+    assert resumed.returncode == 0, resumed.stderr
+    fast = tmp_path / "fast.json"
+    fast.write_text(json.dumps(SCRIPT))
+    single = subprocess.run(
+        _eval_args(dataset, snapshot, fast, tmp_path / "one", "--db", pg_url, "--run", "single"),
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=WAIT_LIMIT_S,
+    )
+    assert single.returncode == 0, single.stderr
+    reference = json.loads((tmp_path / "one" / "report.json").read_text())
+    report = json.loads((tmp_path / "w2" / "report.json").read_text())
+    assert same_metrics(report["metrics"], reference["metrics"])
+    # q1 went on from its last checkpoint: no step of it ran twice
+    assert checkpoints_per_thread(pg_url, "shared") == checkpoints_per_thread(pg_url, "single")
+
+
+@pytest.mark.slow
 def test_two_eval_resumes_on_one_directory_do_not_both_run(tmp_path: Path) -> None:
     dataset, snapshot = write_files(tmp_path, 4)
     held = tmp_path / "held.json"

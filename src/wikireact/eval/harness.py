@@ -22,7 +22,7 @@ import os
 import platform
 import threading
 from collections.abc import Callable
-from concurrent.futures import FIRST_EXCEPTION, Future, wait
+from concurrent.futures import FIRST_EXCEPTION
 from dataclasses import dataclass, fields
 from functools import cache
 from importlib.metadata import PackageNotFoundError, version
@@ -60,7 +60,7 @@ from wikireact.eval.methods import (
 )
 from wikireact.eval.metrics import summarize
 from wikireact.eval.turns import TurnFreeSource, Turns
-from wikireact.eval.workers import DaemonPool
+from wikireact.eval.workers import DaemonPool, close_after, wait_interruptibly
 from wikireact.models.cache import CachedChatModel
 from wikireact.models.local.known_titles import applies
 from wikireact.models.registry import MAX_OUTPUT_TOKENS, is_local
@@ -450,7 +450,7 @@ def _run_questions(
     If a question fails, queued questions are cancelled, and the failure is raised once the
     questions already running have ended (their steps and records saved). On Ctrl-C it is
     raised at once and those run on in the background (the caller shuts `pool` down, and
-    `_close_after` closes the store and the model cache after `pool.unfinished()`).
+    `close_after` closes the store and the model cache after `pool.unfinished()`).
     """
     config = prepared.config
     method_settings = prepared.method_settings(store.saver)
@@ -483,18 +483,18 @@ def _run_questions(
                 on_record(record)
 
         futures = [pool.submit(one, item, seed) for item, seed in todo]
-        finished, _ = wait(futures, return_when=FIRST_EXCEPTION)
+        finished, _ = wait_interruptibly(futures, return_when=FIRST_EXCEPTION)
         failed = [f for f in finished if f.exception() is not None]
         if failed:
             # Nothing works in `out` once this raises (a --resume may follow): wait for the
             # questions running (the shutdown cancelled the others).
             pool.shutdown(cancel_futures=True)
-            wait(pool.unfinished())
+            wait_interruptibly(pool.unfinished())
             raise failed[0].exception()  # type: ignore[misc]
 
 
-def _close_after(store: SqliteThreads, model: BaseChatModel, running: list[Future[Any]]) -> None:
-    """Close `store` and `model`'s stack now if no call in `running` is unfinished, else once they end."""
+def _closer(store: SqliteThreads, model: BaseChatModel) -> Callable[[], None]:
+    """Return a call that closes `store`, then `model`'s stack (even if the store's close fails)."""
 
     def close() -> None:
         try:
@@ -502,16 +502,7 @@ def _close_after(store: SqliteThreads, model: BaseChatModel, running: list[Futur
         finally:
             close_stack(model)
 
-    running = [f for f in running if not f.done()]
-    if not running:
-        close()
-        return
-
-    def close_when_done() -> None:
-        wait(running)
-        close()
-
-    threading.Thread(target=close_when_done, name="wikireact-eval-close", daemon=True).start()
+    return close
 
 
 def run_in_directory(
@@ -551,7 +542,7 @@ def run_in_directory(
         # Ctrl-C may land anywhere, even inside `submit`: the pool knows every question it
         # was given, and once shut down its unfinished ones are those running on the store.
         pool.shutdown(cancel_futures=True)
-        _close_after(store, chat_model, pool.unfinished())
+        close_after(pool.unfinished(), _closer(store, chat_model))
     wanted = {(item.id, seed) for seed in range(config.seeds) for item in items}
     records = [r for key, r in read_records(records_path).items() if key in wanted]
     report: dict[str, Any] = {

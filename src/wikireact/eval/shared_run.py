@@ -18,7 +18,6 @@ import os
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +29,7 @@ from wikireact.eval.dataset import Item
 from wikireact.eval.harness import RECORDS, REPORT, RUN_ONLY, EvalConfig, _versions, prepare_run
 from wikireact.eval.methods import episode_thread, register_episode, run_method
 from wikireact.eval.metrics import summarize
+from wikireact.eval.workers import DaemonPool, close_after, wait_interruptibly
 from wikireact.models.stack import close_stack
 from wikireact.storage.postgres.threads import PostgresThreads
 from wikireact.wiki.base import WikiSource
@@ -118,10 +118,11 @@ class Claims:
         self.store, self.run, self.pending, self.key = store, run, list(jobs), key
         self.mine: set[str] = set()
         self.mutex = threading.Lock()
+        self.stopped = threading.Event()  # set: no more claims (a failure, Ctrl-C)
 
     def next(self) -> Job | None:
-        """Claim a job; wait while others hold every remaining one; None when all are recorded."""
-        while True:
+        """Claim a job; wait while others hold every remaining one; None when all are recorded or stopped."""
+        while not self.stopped.is_set():
             with self.mutex:
                 done = recorded_keys(self.store, self.run)
                 self.pending = [j for j in self.pending if (j[0].id, j[1]) not in done]
@@ -135,7 +136,8 @@ class Claims:
                             continue
                         self.mine.add(self.key(job))
                         return job
-            time.sleep(POLL_S)  # other workers hold the rest: take over if one of them dies
+            self.stopped.wait(POLL_S)  # other workers hold the rest: take over if one dies
+        return None
 
     def finish(self, job: Job, record: dict[str, Any], worker: str, started: float) -> None:
         """Store a job's record (who ran it, from when to when), then release its claim."""
@@ -239,6 +241,7 @@ def run_shared_eval(
     except BaseException:
         close_stack(prepared.model)
         raise
+    pool = DaemonPool(config.concurrency, name="wikireact-shared")
     try:
         total = len(items) * config.seeds
         join_run(
@@ -263,19 +266,18 @@ def run_shared_eval(
             on_start(total, len(recorded_keys(store, run)))
         worker = f"{socket.gethostname()}:{os.getpid()}"
 
-        failed = threading.Event()
-        stopped: list[BaseException] = []  # the error of each episode the lost locks stopped
+        lost: list[BaseException] = []  # the error of each episode the lost locks stopped
 
         def work() -> None:
-            while not failed.is_set() and (job := claims.next()) is not None:
+            while (job := claims.next()) is not None:
                 started = time.time()
                 try:  # the claim is the thread's run lock (the one `ask` and `resume` take)
                     register_episode(store, config.method, job[0], job[1], method_settings)
                     record = run_method(config.method, job[0], job[1], method_settings)
                 except BaseException as exc:
-                    failed.set()
+                    claims.stopped.set()  # the other workers stop after their question
                     if store.lock_lost():
-                        stopped.append(exc)
+                        lost.append(exc)
                     claims.abandon(job)
                     raise
                 claims.finish(job, record, worker, started)
@@ -283,16 +285,38 @@ def run_shared_eval(
                     on_record(record)
 
         try:
-            with ThreadPoolExecutor(max_workers=max(config.concurrency, 1)) as pool:
-                for future in [pool.submit(work) for _ in range(max(config.concurrency, 1))]:
-                    future.result()
+            _work_until_done(pool, work, config.concurrency)
         except Exception as exc:
             if store.lock_lost():  # every save of this worker fails now: nothing forks
-                raise _locks_lost(store, stopped[0] if stopped else exc, len(stopped)) from None
+                raise _locks_lost(store, lost[0] if lost else exc, len(lost)) from None
             raise
+        finally:
+            claims.stopped.set()  # after Ctrl-C too: the workers take no other question
         report, records = shared_report(store, run)
     finally:
-        store.close()
-        close_stack(prepared.model)
+        # After Ctrl-C the questions running go on, unwaited (their claims die with the
+        # process, and another worker continues them); the store closes once they end.
+        pool.shutdown(cancel_futures=True)
+        close_after(pool.unfinished(), lambda: _close(store, prepared.model))
     write_report(out, report, records)
     return report
+
+
+def _work_until_done(pool: DaemonPool, work: Callable[[], None], concurrency: int) -> None:
+    """Run `work` on `concurrency` of `pool`'s threads until all return; raise the first error.
+
+    A worker that fails stops the others after their current question (they see the failure
+    before claiming another), so every worker ends; the wait is interruptible (Ctrl-C).
+    """
+    futures = [pool.submit(work) for _ in range(max(concurrency, 1))]
+    wait_interruptibly(futures)
+    for future in futures:
+        future.result()
+
+
+def _close(store: PostgresThreads, model: BaseChatModel) -> None:
+    """Close `store`, then `model`'s stack (even if the store's close fails)."""
+    try:
+        store.close()
+    finally:
+        close_stack(model)

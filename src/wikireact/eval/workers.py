@@ -11,18 +11,61 @@ Ctrl-C can land anywhere in `submit`, e.g. while `Thread.start` waits for the ne
 call may already be queued or running though its future never reached the caller. The pool
 therefore keeps every future it made; after `shutdown(cancel_futures=True)`, `unfinished()`
 is exactly the calls still running, which whoever closes their resources must wait for.
+
+Waiting on the questions is `wait_interruptibly`, in bounded rounds: a Ctrl-C handled in the
+instant before a wait without a timeout blocks never wakes it (the signal interrupted no
+system call), so it would sleep until a question ended, and a held one never does.
 """
 
 from __future__ import annotations
 
 import queue
 import threading
-from collections.abc import Callable
-from concurrent.futures import Future
-from typing import Any, TypeVar
+from collections.abc import Callable, Iterable
+from concurrent.futures import ALL_COMPLETED, FIRST_EXCEPTION, Future, wait
+from typing import Any, Literal, TypeVar
 
 T = TypeVar("T")
 _Job = tuple[Future[Any], Callable[..., Any], tuple[Any, ...]]
+ROUND_S = 0.5  # at most this long between a missed Ctrl-C and its KeyboardInterrupt
+
+
+def wait_interruptibly(
+    futures: Iterable[Future[Any]],
+    return_when: Literal["ALL_COMPLETED", "FIRST_EXCEPTION"] = ALL_COMPLETED,
+) -> tuple[set[Future[Any]], set[Future[Any]]]:
+    """`concurrent.futures.wait` (no timeout) in rounds of `ROUND_S`, so Ctrl-C is never missed.
+
+    Returns (done, not done) as `wait` does: when all are done, or, with `FIRST_EXCEPTION`,
+    as soon as one raised.
+    """
+    done: set[Future[Any]] = set()
+    pending = set(futures)
+    while pending:
+        finished, pending = wait(pending, timeout=ROUND_S, return_when=return_when)
+        done |= finished
+        if return_when == FIRST_EXCEPTION and any(
+            not f.cancelled() and f.exception() is not None for f in finished
+        ):
+            break
+    return done, pending
+
+
+def close_after(running: Iterable[Future[Any]], close: Callable[[], None]) -> None:
+    """Call `close` now if every call in `running` is done, else on a daemon thread once they are.
+
+    What the calls still running use (a store, a model cache) is closed only after them.
+    """
+    unfinished = [f for f in running if not f.done()]
+    if not unfinished:
+        close()
+        return
+
+    def close_when_done() -> None:
+        wait(unfinished)
+        close()
+
+    threading.Thread(target=close_when_done, name="wikireact-eval-close", daemon=True).start()
 
 
 class DaemonPool:
