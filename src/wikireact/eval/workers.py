@@ -34,21 +34,32 @@ def wait_interruptibly(
     futures: Iterable[Future[Any]],
     return_when: Literal["ALL_COMPLETED", "FIRST_EXCEPTION"] = ALL_COMPLETED,
 ) -> tuple[set[Future[Any]], set[Future[Any]]]:
-    """`concurrent.futures.wait` (no timeout) in rounds of `ROUND_S`, so Ctrl-C is never missed.
+    """`concurrent.futures.wait` (no timeout), woken every `ROUND_S` so Ctrl-C is never missed.
 
     Returns (done, not done) as `wait` does: when all are done, or, with `FIRST_EXCEPTION`,
-    as soon as one raised.
+    as soon as one raised. Each future reports its end once (a done-callback), so a round
+    costs the same for ten futures or a whole dataset's.
     """
-    done: set[Future[Any]] = set()
-    pending = set(futures)
-    while pending:
-        finished, pending = wait(pending, timeout=ROUND_S, return_when=return_when)
-        done |= finished
-        if return_when == FIRST_EXCEPTION and any(
-            not f.cancelled() and f.exception() is not None for f in finished
-        ):
-            break
-    return done, pending
+    given = set(futures)
+    ended = threading.Event()
+    counter = threading.Lock()
+    left = [len(given)]
+
+    def on_done(future: Future[Any]) -> None:
+        raised = not future.cancelled() and future.exception() is not None
+        with counter:
+            left[0] -= 1
+            if left[0] == 0 or (raised and return_when == FIRST_EXCEPTION):
+                ended.set()
+
+    if not given:
+        ended.set()
+    for future in given:
+        future.add_done_callback(on_done)  # called at once for a future already done
+    while not ended.wait(ROUND_S):
+        pass
+    done = {future for future in given if future.done()}
+    return done, given - done
 
 
 def close_after(running: Iterable[Future[Any]], close: Callable[[], None]) -> None:

@@ -1,0 +1,59 @@
+"""`wait_interruptibly` answers as `concurrent.futures.wait` does (it only wakes every round)."""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import ALL_COMPLETED, FIRST_EXCEPTION, Future
+
+import pytest
+
+from wikireact.eval.workers import DaemonPool, wait_interruptibly
+
+
+def _future(state: str) -> Future[int]:
+    future: Future[int] = Future()
+    if state == "ok":
+        future.set_result(1)
+    elif state == "raised":
+        future.set_exception(ValueError("x"))
+    elif state == "cancelled":
+        future.cancel()
+    return future
+
+
+def test_all_completed_waits_for_every_future_raised_or_not() -> None:
+    futures = [_future("ok"), _future("raised"), _future("pending")]
+    threading.Timer(0.2, futures[2].set_result, (2,)).start()
+    done, pending = wait_interruptibly(futures, ALL_COMPLETED)
+    assert done == set(futures) and not pending
+
+
+def test_first_exception_returns_once_one_raised_leaving_the_running_ones() -> None:
+    running = _future("pending")
+    raised = _future("pending")
+    threading.Timer(0.2, raised.set_exception, (ValueError("x"),)).start()
+    done, pending = wait_interruptibly([_future("ok"), running, raised], FIRST_EXCEPTION)
+    assert raised in done and pending == {running}
+
+
+@pytest.mark.parametrize("futures", [[], [_future("cancelled"), _future("ok")]])
+def test_nothing_or_only_cancelled_and_finished_futures_return_at_once(
+    futures: list[Future[int]],
+) -> None:
+    done, pending = wait_interruptibly(futures, FIRST_EXCEPTION)  # a cancel is no exception
+    assert done == set(futures) and not pending
+
+
+def test_a_pool_failure_is_seen_while_other_calls_still_run() -> None:
+    gate = threading.Event()
+    pool = DaemonPool(2)
+
+    def fail() -> None:
+        raise RuntimeError("boom")
+
+    held = pool.submit(gate.wait, 60)
+    failed = pool.submit(fail)
+    done, pending = wait_interruptibly([held, failed], FIRST_EXCEPTION)
+    assert done == {failed} and pending == {held}
+    gate.set()
+    pool.shutdown()
