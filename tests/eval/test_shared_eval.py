@@ -7,12 +7,14 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
 
 import psycopg
 import pytest
+from pydantic import PrivateAttr
 from support import METRIC_TIMES, WAIT_LIMIT_S, wait_for_records, write_snapshot
 from typer.testing import CliRunner
 
@@ -269,6 +271,39 @@ def test_three_workers_one_killed_then_resumed(tmp_path: Path, pg_url: str) -> N
         )
     # no episode ran twice: every thread has exactly the checkpoints of a single-process run
     assert checkpoints_per_thread(pg_url, "shared") == checkpoints_per_thread(pg_url, "single")
+
+
+class FailingFirstCall(ScriptedChatModel):
+    """A scripted model whose first call raises; the others take `delay_s` each."""
+
+    _calls: list[int] = PrivateAttr(default_factory=list)
+    _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
+
+    def _generate(self, messages: Any, stop: Any = None, run_manager: Any = None, **kw: Any) -> Any:
+        with self._lock:
+            self._calls.append(1)
+            first = len(self._calls) == 1
+        if first:
+            raise RuntimeError("the model failed")
+        return super()._generate(messages, stop, run_manager, **kw)
+
+
+def test_a_failed_question_stops_the_other_workers_after_their_question(
+    tmp_path: Path, pg_url: str
+) -> None:
+    dataset, snapshot = write_files(tmp_path, 8)
+    with pytest.raises(Exception, match="the model failed"):
+        run_eval(
+            config(dataset, snapshot, concurrency=2),
+            tmp_path / "w",
+            db=pg_url,
+            run="r",
+            model=FailingFirstCall(outputs=SCRIPT, delay_s=0.3),
+            wiki=SnapshotSource.open(snapshot),
+        )
+    # the failed question and the one running beside it; no other question was claimed
+    assert len(checkpoints_per_thread(pg_url, "r")) <= 2
+    assert _records_in(pg_url, "r") <= 1
 
 
 @pytest.mark.slow

@@ -131,6 +131,9 @@ class Claims:
                     return None  # everything left is recorded or in this worker's hands
                 for job in others:
                     if self.store.try_claim(self.key(job)):
+                        if self.stopped.is_set():  # set while claiming: run nothing more
+                            self.store.release(self.key(job))
+                            return None
                         if (job[0].id, job[1]) in recorded_keys(self.store, self.run):
                             self.store.release(self.key(job))  # finished meanwhile
                             continue
@@ -269,20 +272,23 @@ def run_shared_eval(
         lost: list[BaseException] = []  # the error of each episode the lost locks stopped
 
         def work() -> None:
-            while (job := claims.next()) is not None:
-                started = time.time()
-                try:  # the claim is the thread's run lock (the one `ask` and `resume` take)
-                    register_episode(store, config.method, job[0], job[1], method_settings)
-                    record = run_method(config.method, job[0], job[1], method_settings)
-                except BaseException as exc:
-                    claims.stopped.set()  # the other workers stop after their question
-                    if store.lock_lost():
-                        lost.append(exc)
-                    claims.abandon(job)
-                    raise
-                claims.finish(job, record, worker, started)
-                if on_record:
-                    on_record(record)
+            try:
+                while (job := claims.next()) is not None:
+                    started = time.time()
+                    try:  # the claim is the thread's run lock (the one `ask` and `resume` take)
+                        register_episode(store, config.method, job[0], job[1], method_settings)
+                        record = run_method(config.method, job[0], job[1], method_settings)
+                    except BaseException as exc:
+                        if store.lock_lost():
+                            lost.append(exc)
+                        claims.abandon(job)
+                        raise
+                    claims.finish(job, record, worker, started)
+                    if on_record:
+                        on_record(record)
+            except BaseException:
+                claims.stopped.set()  # whatever failed: the others stop after their question
+                raise
 
         try:
             _work_until_done(pool, work, config.concurrency)
