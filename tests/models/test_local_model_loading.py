@@ -134,3 +134,39 @@ def test_a_model_that_cannot_be_assembled_is_one_clear_error(
         local_model.model_file()
     assert "\n" not in str(raised.value) and str(tmp_path) in str(raised.value)
     assert list(tmp_path.iterdir()) == []
+
+
+class ClosableLlama:
+    """A stand-in native model that says whether it was freed."""
+
+    def __init__(self, **kwargs: object) -> None:
+        self.closed = False
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def test_at_exit_the_native_model_is_freed_only_once_no_call_is_inside_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # After Ctrl-C, `eval` leaves its questions on daemon threads and exits: the exit hook
+    # freed the native model at once, under a llama.cpp call still running in one of them
+    # (a use-after-free: a crash at exit instead of status 130).
+    import llama_cpp
+
+    from wikireact.models.local import llama as local_model
+
+    hooks: list[tuple[object, tuple[object, ...]]] = []
+    monkeypatch.setattr(llama_cpp, "Llama", ClosableLlama)
+    monkeypatch.setattr(local_model, "_silence_llama_logs", lambda: None)
+    monkeypatch.setattr(local_model.atexit, "register", lambda f, *a: hooks.append((f, a)))
+    model = local_model.LlamaCppChatModel(model_path="unused.gguf")
+    native = model._client()
+    ((hook, args),) = hooks
+    with model._lock:  # a call is inside the native model
+        at_exit = threading.Thread(target=hook, args=args, daemon=True)  # type: ignore[arg-type]
+        at_exit.start()
+        at_exit.join(0.5)
+        assert at_exit.is_alive() and not native.closed
+    at_exit.join(60)
+    assert native.closed

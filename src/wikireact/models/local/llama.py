@@ -59,6 +59,8 @@ LOCAL_MAX_TOKENS = 160
 _ACTION_OPENING = re.compile(r"\b(search|lookup|finish)\s*\[", re.IGNORECASE)
 GEMMA_ARCHITECTURES = frozenset({"gemma", "gemma2", "gemma3"})
 """Architectures whose turn format wikireact knows when a GGUF carries no chat template."""
+EXIT_WAIT_S = 30.0
+"""At exit, how long the native model waits for a call inside it to end before it is left as is."""
 _NATIVE_LOCK = threading.Lock()
 """Serialises loading native models (it juggles the process's stdout/stderr descriptors)."""
 _END_OF_TURN = "<end_of_turn>"
@@ -141,7 +143,7 @@ class LlamaCppChatModel(BaseChatModel):
         if self._llama is None:
             with _NATIVE_LOCK:  # one load, and never two fd juggles at once
                 if self._llama is None:
-                    self._llama = _load_llama(self.model_path, self.n_ctx)
+                    self._llama = _load_llama(self.model_path, self.n_ctx, self._lock)
         return self._llama
 
     def _prompt(self, client: Any, turns: list[dict[str, str]]) -> str:
@@ -294,8 +296,8 @@ class LlamaCppChatModel(BaseChatModel):
 _LOG_CALLBACK: Any = None
 
 
-def _load_llama(model_path: str, n_ctx: int) -> Any:
-    """Load the native model (call with `_NATIVE_LOCK` held)."""
+def _load_llama(model_path: str, n_ctx: int, in_use: threading.Lock) -> Any:
+    """Load the native model (call with `_NATIVE_LOCK` held); `in_use` is held by each call into it."""
     from llama_cpp import Llama
 
     _silence_llama_logs()
@@ -309,8 +311,19 @@ def _load_llama(model_path: str, n_ctx: int) -> Any:
     )
     # Free the native model while the interpreter is still whole: left to
     # garbage collection at shutdown, llama.cpp's teardown can segfault.
-    atexit.register(llama.close)
+    atexit.register(_close_when_idle, llama, in_use)
     return llama
+
+
+def _close_when_idle(llama: Any, in_use: threading.Lock, wait_s: float = EXIT_WAIT_S) -> None:
+    """Free `llama` (at exit) once no call is inside it; never under a running call.
+
+    After Ctrl-C an evaluation's questions run on in daemon threads, one of them perhaps in
+    a llama.cpp call: freeing the model under it would crash the exit. The lock stays held,
+    so no later call enters the freed model. A call still running after `wait_s` keeps it.
+    """
+    if in_use.acquire(timeout=wait_s):
+        llama.close()
 
 
 @functools.lru_cache(maxsize=64)
