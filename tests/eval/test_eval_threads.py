@@ -239,14 +239,18 @@ def test_ctrl_c_while_a_question_is_submitted_closes_the_store_only_after_it_end
     assert events == ["ctrl-c", "question ended", "store closed"]
 
 
-def _main_thread_waits_on_futures() -> bool:
-    """Whether the main thread is blocked inside `concurrent.futures.wait`."""
+def _main_thread_waits_on_questions() -> bool:
+    """Whether the main thread is asleep in a `threading` wait called from `_run_questions`."""
     frame = sys._current_frames().get(threading.main_thread().ident or 0)
-    while frame is not None:
-        if frame.f_code.co_name == "wait" and "concurrent" in frame.f_code.co_filename:
-            return True
+    if (
+        frame is None
+        or frame.f_code.co_name != "wait"
+        or "threading" not in frame.f_code.co_filename
+    ):
+        return False
+    while frame is not None and frame.f_code.co_name != "_run_questions":
         frame = frame.f_back
-    return False
+    return frame is not None
 
 
 def test_ctrl_c_that_lands_just_before_the_wait_for_questions_still_ends_the_eval(
@@ -260,13 +264,15 @@ def test_ctrl_c_that_lands_just_before_the_wait_for_questions_still_ends_the_eva
     dataset, snapshot = files
     model = GatedModel(outputs=EVAL_SCRIPT)
     interrupted_at: list[float] = []
+    waiting: list[bool] = []
 
     def interrupt_once_waiting() -> None:
         assert model.entered.wait(60)
         deadline = time.monotonic() + 60
-        while not _main_thread_waits_on_futures() and time.monotonic() < deadline:
+        while not _main_thread_waits_on_questions() and time.monotonic() < deadline:
             time.sleep(0.01)
         interrupted_at.append(time.monotonic())
+        waiting.append(_main_thread_waits_on_questions())
         _thread.interrupt_main()
         time.sleep(10)  # the old code slept on until the question ended
         model.gate.set()
@@ -279,6 +285,7 @@ def test_ctrl_c_that_lands_just_before_the_wait_for_questions_still_ends_the_eva
             model=model,
             wiki=SnapshotSource.open(snapshot),
         )
+    assert waiting == [True], "the main thread never waited on the questions"
     assert not model.gate.is_set(), "Ctrl-C was seen only after the held question ended"
     assert time.monotonic() - interrupted_at[0] < 5
     model.gate.set()
