@@ -187,6 +187,17 @@ def test_an_eval_refuses_in_one_line_a_thread_another_process_runs(
     assert "q1" in ids and "q2" not in ids  # q2 never ran; --resume continues from there
 
 
+def _run_one_at_a_time(tmp_path: Path, files: tuple[Path, Path], model: GatedModel) -> None:
+    """Evaluate the dataset in `tmp_path / "ev"` with `model`, one question at a time."""
+    dataset, snapshot = files
+    run_eval(
+        eval_config(dataset, snapshot, concurrency=1),
+        tmp_path / "ev",
+        model=model,
+        wiki=SnapshotSource.open(snapshot),
+    )
+
+
 def test_ctrl_c_while_a_question_is_submitted_closes_the_store_only_after_it_ends(
     tmp_path: Path, files: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -196,7 +207,6 @@ def test_ctrl_c_while_a_question_is_submitted_closes_the_store_only_after_it_end
     # through a closed SQLite connection). The store must close only once that question ends.
     import wikireact.eval.harness as harness
 
-    dataset, snapshot = files
     model = GatedModel(outputs=EVAL_SCRIPT)
     events: list[str] = []
     start = threading.Thread.start
@@ -225,12 +235,7 @@ def test_ctrl_c_while_a_question_is_submitted_closes_the_store_only_after_it_end
     monkeypatch.setattr(harness, "run_method", ended)
     monkeypatch.setattr(SqliteThreads, "close", spied_close)
     with pytest.raises(KeyboardInterrupt):
-        run_eval(
-            eval_config(dataset, snapshot, concurrency=1),
-            tmp_path / "ev",
-            model=model,
-            wiki=SnapshotSource.open(snapshot),
-        )
+        _run_one_at_a_time(tmp_path, files, model)
     assert events == ["ctrl-c"]  # the question still runs: the store stays open
     model.gate.set()
     deadline = time.monotonic() + 60
@@ -261,7 +266,6 @@ def test_ctrl_c_that_lands_just_before_the_wait_for_questions_still_ends_the_eva
     # never does (1 in ~200 Ctrl-Cs under load hung the CI test until it timed out).
     # `interrupt_main` is that instant: the handler runs at the next bytecode, no syscall is
     # interrupted.
-    dataset, snapshot = files
     model = GatedModel(outputs=EVAL_SCRIPT)
     interrupted_at: list[float] = []
     waiting: list[bool] = []
@@ -279,12 +283,7 @@ def test_ctrl_c_that_lands_just_before_the_wait_for_questions_still_ends_the_eva
 
     threading.Thread(target=interrupt_once_waiting, daemon=True).start()
     with pytest.raises(KeyboardInterrupt):
-        run_eval(
-            eval_config(dataset, snapshot, concurrency=1),
-            tmp_path / "ev",
-            model=model,
-            wiki=SnapshotSource.open(snapshot),
-        )
+        _run_one_at_a_time(tmp_path, files, model)
     assert waiting == [True], "the main thread never waited on the questions"
     assert not model.gate.is_set(), "Ctrl-C was seen only after the held question ended"
     assert time.monotonic() - interrupted_at[0] < 5

@@ -210,6 +210,24 @@ def _records_in(url: str, run: str) -> int:
     return int(row[0]) if row else 0
 
 
+def _single_process_report(
+    tmp_path: Path, dataset: Path, snapshot: Path, pg_url: str, env: dict[str, str]
+) -> dict[str, Any]:
+    """Run the whole dataset in one process as run `single` (unheld); return its report."""
+    fast = tmp_path / "fast.json"
+    fast.write_text(json.dumps(SCRIPT))
+    single = subprocess.run(
+        _eval_args(dataset, snapshot, fast, tmp_path / "one", "--db", pg_url, "--run", "single"),
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=WAIT_LIMIT_S,
+    )
+    assert single.returncode == 0, single.stderr
+    report: dict[str, Any] = json.loads((tmp_path / "one" / "report.json").read_text())
+    return report
+
+
 @pytest.mark.slow
 def test_three_workers_one_killed_then_resumed(tmp_path: Path, pg_url: str) -> None:
     dataset, snapshot = write_files(tmp_path, 24)
@@ -249,18 +267,7 @@ def test_three_workers_one_killed_then_resumed(tmp_path: Path, pg_url: str) -> N
     for worker in workers[1:]:
         _, stderr = worker.communicate(timeout=300)
         assert worker.returncode == 0, stderr
-    # the same run in one process, for reference
-    fast = tmp_path / "fast.json"
-    fast.write_text(json.dumps(SCRIPT))
-    single = subprocess.run(
-        _eval_args(dataset, snapshot, fast, tmp_path / "one", "--db", pg_url, "--run", "single"),
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-    )
-    assert single.returncode == 0, single.stderr
-    reference = json.loads((tmp_path / "one" / "report.json").read_text())
+    reference = _single_process_report(tmp_path, dataset, snapshot, pg_url, env)
     assert _records_in(pg_url, "shared") == 24
     for i in range(3):
         report = json.loads((tmp_path / f"w{i}" / "report.json").read_text())
@@ -346,17 +353,7 @@ def test_ctrl_c_stops_a_shared_worker_and_another_continues_its_question(
         timeout=WAIT_LIMIT_S,
     )
     assert resumed.returncode == 0, resumed.stderr
-    fast = tmp_path / "fast.json"
-    fast.write_text(json.dumps(SCRIPT))
-    single = subprocess.run(
-        _eval_args(dataset, snapshot, fast, tmp_path / "one", "--db", pg_url, "--run", "single"),
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=WAIT_LIMIT_S,
-    )
-    assert single.returncode == 0, single.stderr
-    reference = json.loads((tmp_path / "one" / "report.json").read_text())
+    reference = _single_process_report(tmp_path, dataset, snapshot, pg_url, env)
     report = json.loads((tmp_path / "w2" / "report.json").read_text())
     assert same_metrics(report["metrics"], reference["metrics"])
     # q1 went on from its last checkpoint: no step of it ran twice
