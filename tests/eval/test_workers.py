@@ -7,7 +7,7 @@ from concurrent.futures import ALL_COMPLETED, FIRST_EXCEPTION, Future
 
 import pytest
 
-from wikireact.eval.workers import DaemonPool, wait_interruptibly
+from wikireact.eval.workers import DaemonPool, close_after, wait_interruptibly
 
 
 def _future(state: str) -> Future[int]:
@@ -57,3 +57,25 @@ def test_a_pool_failure_is_seen_while_other_calls_still_run() -> None:
     assert done == {failed} and pending == {held}
     gate.set()
     pool.shutdown()
+
+
+def test_every_close_runs_in_order_even_after_one_fails() -> None:
+    closed: list[str] = []
+
+    def store_close() -> None:
+        closed.append("store")
+        raise OSError("disk gone")
+
+    with pytest.raises(OSError, match="disk gone"):
+        close_after([_future("ok")], store_close, lambda: closed.append("model"))
+    assert closed == ["store", "model"]
+
+
+def test_nothing_is_closed_until_the_calls_running_end() -> None:
+    closed: list[str] = []
+    model_closed = threading.Event()
+    running = _future("pending")
+    close_after([running, _future("ok")], lambda: closed.append("store"), model_closed.set)
+    assert not model_closed.wait(0.2) and closed == []  # a call still runs: nothing closed
+    running.set_result(1)
+    assert model_closed.wait(60) and closed == ["store"]

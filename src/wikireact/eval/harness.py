@@ -24,7 +24,7 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import FIRST_EXCEPTION
 from dataclasses import dataclass, fields
-from functools import cache
+from functools import cache, partial
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
@@ -493,18 +493,6 @@ def _run_questions(
             raise failed[0].exception()  # type: ignore[misc]
 
 
-def _closer(store: SqliteThreads, model: BaseChatModel) -> Callable[[], None]:
-    """Return a call that closes `store`, then `model`'s stack (even if the store's close fails)."""
-
-    def close() -> None:
-        try:
-            store.close()
-        finally:
-            close_stack(model)
-
-    return close
-
-
 def run_in_directory(
     config: EvalConfig,
     out: Path,
@@ -542,7 +530,7 @@ def run_in_directory(
         # Ctrl-C may land anywhere, even inside `submit`: the pool knows every question it
         # was given, and once shut down its unfinished ones are those running on the store.
         pool.shutdown(cancel_futures=True)
-        close_after(pool.unfinished(), _closer(store, chat_model))
+        close_after(pool.unfinished(), store.close, partial(close_stack, chat_model))
     wanted = {(item.id, seed) for seed in range(config.seeds) for item in items}
     records = [r for key, r in read_records(records_path).items() if key in wanted]
     report: dict[str, Any] = {

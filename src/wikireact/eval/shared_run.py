@@ -18,6 +18,7 @@ import os
 import threading
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -303,7 +304,7 @@ def run_shared_eval(
         # After Ctrl-C the questions running go on, unwaited (their claims die with the
         # process, and another worker continues them); the store closes once they end.
         pool.shutdown(cancel_futures=True)
-        close_after(pool.unfinished(), lambda: _close(store, prepared.model))
+        close_after(pool.unfinished(), store.close, partial(close_stack, prepared.model))
     write_report(out, report, records)
     return report
 
@@ -318,11 +319,3 @@ def _work_until_done(pool: DaemonPool, work: Callable[[], None], concurrency: in
     wait_interruptibly(futures)
     for future in futures:
         future.result()
-
-
-def _close(store: PostgresThreads, model: BaseChatModel) -> None:
-    """Close `store`, then `model`'s stack (even if the store's close fails)."""
-    try:
-        store.close()
-    finally:
-        close_stack(model)

@@ -23,6 +23,7 @@ import queue
 import threading
 from collections.abc import Callable, Iterable
 from concurrent.futures import ALL_COMPLETED, FIRST_EXCEPTION, Future, wait
+from contextlib import ExitStack
 from typing import Any, Literal, TypeVar
 
 T = TypeVar("T")
@@ -43,13 +44,14 @@ def wait_interruptibly(
     given = set(futures)
     ended = threading.Event()
     counter = threading.Lock()
-    left = [len(given)]
+    left = len(given)
 
     def on_done(future: Future[Any]) -> None:
+        nonlocal left
         raised = not future.cancelled() and future.exception() is not None
         with counter:
-            left[0] -= 1
-            if left[0] == 0 or (raised and return_when == FIRST_EXCEPTION):
+            left -= 1
+            if left == 0 or (raised and return_when == FIRST_EXCEPTION):
                 ended.set()
 
     if not given:
@@ -62,11 +64,18 @@ def wait_interruptibly(
     return done, given - done
 
 
-def close_after(running: Iterable[Future[Any]], close: Callable[[], None]) -> None:
-    """Call `close` now if every call in `running` is done, else on a daemon thread once they are.
+def close_after(running: Iterable[Future[Any]], *closes: Callable[[], None]) -> None:
+    """Call `closes` in order: now if every call in `running` is done, else once they are.
 
     What the calls still running use (a store, a model cache) is closed only after them.
+    Each close is called even if an earlier one raised (the first error is raised after).
     """
+
+    def close() -> None:
+        with ExitStack() as later:  # runs its callbacks last-in first: push them reversed
+            for each in reversed(closes):
+                later.callback(each)
+
     unfinished = [f for f in running if not f.done()]
     if not unfinished:
         close()
