@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 from concurrent.futures import ALL_COMPLETED, FIRST_EXCEPTION, Future
+from typing import Any, Literal
 
 import pytest
 
@@ -21,10 +22,25 @@ def _future(state: str) -> Future[int]:
     return future
 
 
+def _waited(
+    futures: list[Future[Any]], return_when: Literal["ALL_COMPLETED", "FIRST_EXCEPTION"]
+) -> tuple[set[Future[Any]], set[Future[Any]]]:
+    """`wait_interruptibly`'s answer, or a failure if it has none within 30 s (no hang)."""
+    answers: list[tuple[set[Future[Any]], set[Future[Any]]]] = []
+    waiter = threading.Thread(
+        target=lambda: answers.append(wait_interruptibly(futures, return_when)),
+        daemon=True,
+    )
+    waiter.start()
+    waiter.join(30)
+    assert answers, "wait_interruptibly did not return"
+    return answers[0]
+
+
 def test_all_completed_waits_for_every_future_raised_or_not() -> None:
     futures = [_future("ok"), _future("raised"), _future("pending")]
     threading.Timer(0.2, futures[2].set_result, (2,)).start()
-    done, pending = wait_interruptibly(futures, ALL_COMPLETED)
+    done, pending = _waited(futures, ALL_COMPLETED)
     assert done == set(futures) and not pending
 
 
@@ -32,7 +48,7 @@ def test_first_exception_returns_once_one_raised_leaving_the_running_ones() -> N
     running = _future("pending")
     raised = _future("pending")
     threading.Timer(0.2, raised.set_exception, (ValueError("x"),)).start()
-    done, pending = wait_interruptibly([_future("ok"), running, raised], FIRST_EXCEPTION)
+    done, pending = _waited([_future("ok"), running, raised], FIRST_EXCEPTION)
     assert raised in done and pending == {running}
 
 
@@ -40,7 +56,7 @@ def test_first_exception_returns_once_one_raised_leaving_the_running_ones() -> N
 def test_nothing_or_only_cancelled_and_finished_futures_return_at_once(
     futures: list[Future[int]],
 ) -> None:
-    done, pending = wait_interruptibly(futures, FIRST_EXCEPTION)  # a cancel is no exception
+    done, pending = _waited(futures, FIRST_EXCEPTION)  # a cancel is no exception
     assert done == set(futures) and not pending
 
 
@@ -53,7 +69,7 @@ def test_a_pool_failure_is_seen_while_other_calls_still_run() -> None:
 
     held = pool.submit(gate.wait, 60)
     failed = pool.submit(fail)
-    done, pending = wait_interruptibly([held, failed], FIRST_EXCEPTION)
+    done, pending = _waited([held, failed], FIRST_EXCEPTION)
     assert done == {failed} and pending == {held}
     gate.set()
     pool.shutdown()
